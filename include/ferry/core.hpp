@@ -4,5 +4,6 @@
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/float16.hpp>
 #include <ferry/core/memory_kind.hpp>
+#include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
