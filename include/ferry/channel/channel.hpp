@@ -1,0 +1,301 @@
+#pragma once
+// ferry::Channel<T, Capacity, Policy> — a bounded, typed, blocking channel (spec/tdt.md §3).
+//
+//     ferry::Channel<std::unique_ptr<Job>, 64> jobs;           // spsc, holds exactly 64
+//     jobs.send(std::move(job));                               // blocks while full
+//     if (jobs.try_send(std::move(job)) != ferry::Status::ok)  // never blocks; on failure `job`
+//         retry_later(std::move(job));                         // still owns its value
+//     auto next = jobs.receive_for(5ms);                       // Result<T>: value or status
+//     jobs.stop();                                             // wakes every blocked thread
+//
+// Semantics, each from the contract (full guide: docs/channel.md):
+// - send: moves the item in; on any failure (full, timed_out, stopped) the argument is left
+//   untouched — nothing is lost (spec §3, crossbeam's SendTimeoutError(T)).
+// - Timeouts: forever, no_wait or any duration; deadlines on the steady clock; a timed call never
+//   returns before its deadline. no_wait (or a deadline already past) answers full / empty; a
+//   wait that expires answers timed_out.
+// - stop(): sticky and idempotent; wakes every blocked sender and receiver at once. Afterwards
+//   send answers stopped; receive drains what is queued without blocking, then answers stopped.
+// - clear(): destroys the queued items and wakes blocked senders.
+// - size(): exact when no operation is in flight (and always within [0, capacity]).
+// - spsc: at most one thread sends and one thread receives (or clears) at a time; mpmc: any.
+
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include <ferry/channel/capacity.hpp>
+#include <ferry/channel/detail/cache_line.hpp>
+#include <ferry/channel/detail/event_count.hpp>
+#include <ferry/channel/detail/mpmc_ring.hpp>
+#include <ferry/channel/detail/spsc_ring.hpp>
+#include <ferry/channel/policy.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+
+namespace ferry {
+
+// What a channel can carry: an object type whose moves and destruction cannot throw (items are
+// moved inside lock-free sections, where an exception could not be undone).
+template <typename T>
+concept Sendable = std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_v<T> &&
+                   std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>;
+
+namespace detail {
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+template <typename T, std::size_t Capacity, typename Policy>
+using ring_for = std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, SpscRing<T, Capacity>>;
+} // namespace detail
+
+template <Sendable T, std::size_t Capacity, ChannelPolicy Policy = spsc>
+    requires ChannelCapacity<Capacity>
+class Channel {
+public:
+    using value_type = T;
+    using policy_type = Policy;
+    using clock = Timeout::clock;
+    static constexpr bool is_dynamic = Capacity == dynamic_capacity;
+
+    Channel() requires(!is_dynamic) : ring_(Capacity) {}
+
+    // Throws std::invalid_argument for a capacity outside [2, 8192] (create() reports it as a
+    // Status instead) and std::bad_alloc when the slots cannot be allocated.
+    explicit Channel(std::size_t capacity) requires is_dynamic : ring_(checked(capacity)) {}
+
+    // The non-throwing way to make a dynamic-capacity channel (the C API's path):
+    // invalid_param for a capacity outside [2, 8192], bad_alloc when memory runs out.
+    [[nodiscard]] static Result<std::unique_ptr<Channel>> create(std::size_t capacity) noexcept
+        requires is_dynamic {
+        if (!is_valid_channel_capacity(capacity)) {
+            return Status::invalid_param;
+        }
+        try {
+            return std::make_unique<Channel>(capacity);
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+    ~Channel() = default; // destroys the items still queued
+
+    // ---- send -------------------------------------------------------------------------------
+    Status send(T&& value, Timeout timeout = forever) noexcept {
+        return send_until_impl(value, deadline_of(timeout));
+    }
+    Status send(const T& value, Timeout timeout = forever) requires std::copy_constructible<T> {
+        T copy(value);
+        return send(std::move(copy), timeout);
+    }
+    Status try_send(T&& value) noexcept { return send(std::move(value), no_wait); }
+    Status try_send(const T& value) requires std::copy_constructible<T> { return send(value, no_wait); }
+
+    template <typename Rep, typename Period>
+    Status send_for(T&& value, std::chrono::duration<Rep, Period> timeout) noexcept {
+        return send(std::move(value), Timeout(timeout));
+    }
+    template <typename Duration>
+    Status send_until(T&& value, std::chrono::time_point<clock, Duration> deadline) noexcept {
+        return send_until_impl(value, std::chrono::ceil<clock::duration>(deadline));
+    }
+
+    // ---- receive ----------------------------------------------------------------------------
+    Result<T> receive(Timeout timeout = forever) noexcept { return receive_until_impl(deadline_of(timeout)); }
+    Result<T> try_receive() noexcept { return receive(no_wait); }
+    template <typename Rep, typename Period>
+    Result<T> receive_for(std::chrono::duration<Rep, Period> timeout) noexcept {
+        return receive(Timeout(timeout));
+    }
+    template <typename Duration>
+    Result<T> receive_until(std::chrono::time_point<clock, Duration> deadline) noexcept {
+        return receive_until_impl(std::chrono::ceil<clock::duration>(deadline));
+    }
+
+    // Receives into an existing object (move-assigned on success, untouched otherwise): lets a
+    // receive loop reuse one T, e.g. a Dataset's buffers.
+    Status receive(T& out, Timeout timeout = forever) noexcept
+        requires std::is_nothrow_move_assignable_v<T> {
+        return receive_with(deadline_of(timeout), [&out](T& item) noexcept { out = std::move(item); });
+    }
+
+    // ---- stop / clear / size ----------------------------------------------------------------
+    // Sticky and idempotent. Every thread blocked in send or receive wakes at once.
+    void stop() noexcept {
+        flags_.stopped.store(true, std::memory_order_seq_cst);
+        items_.notify_all();
+        slots_.notify_all();
+    }
+    [[nodiscard]] bool stopped() const noexcept { return flags_.stopped.load(std::memory_order_acquire); }
+
+    // Destroys the queued items and wakes blocked senders; returns how many were dropped.
+    // spsc: call it from the receiving side (it is a receive of everything).
+    std::size_t clear() noexcept {
+        const std::size_t dropped = ring_.clear();
+        slots_.notify_all();
+        return dropped;
+    }
+
+    [[nodiscard]] std::size_t size() const noexcept { return ring_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return ring_.capacity(); }
+
+    // Threads currently inside the waiting part of a blocking send or receive. After stop() it
+    // falls to zero without anyone else's help; a handle layer that must free a channel while
+    // callers may be blocked (spec §3/§4) stops it, waits for blocked() == 0 and for its own
+    // count of calls in flight (non-blocking calls are not counted here) before deleting it.
+    [[nodiscard]] std::size_t blocked() const noexcept {
+        return blocked_.count.load(std::memory_order_acquire);
+    }
+
+private:
+    static std::size_t checked(std::size_t capacity) {
+        if (!is_valid_channel_capacity(capacity)) {
+            throw std::invalid_argument("ferry::Channel: capacity must be in [2, 8192]");
+        }
+        return capacity;
+    }
+
+    // no_wait maps to time_point::min(): one attempt, answered with full / empty.
+    static clock::time_point deadline_of(Timeout timeout) noexcept {
+        if (timeout.is_no_wait()) {
+            return clock::time_point::min();
+        }
+        return timeout.is_forever() ? clock::time_point::max() : timeout.deadline_from(clock::now());
+    }
+
+    Status send_until_impl(T& value, clock::time_point deadline) noexcept {
+        return run(slots_, deadline, Status::full, [this, &value]() noexcept {
+            if (flags_.stopped.load(std::memory_order_acquire)) {
+                return Status::stopped;
+            }
+            if (!ring_.try_push(value)) {
+                return Status::full;
+            }
+            items_.notify_one();
+            return Status::ok;
+        });
+    }
+
+    Result<T> receive_until_impl(clock::time_point deadline) noexcept {
+        std::optional<T> out;
+        const Status status = receive_with(deadline, [&out](T& item) noexcept { out.emplace(std::move(item)); });
+        if (status != Status::ok) {
+            return status;
+        }
+        return Result<T>(std::move(*out));
+    }
+
+    template <typename Consume>
+    Status receive_with(clock::time_point deadline, Consume consume) noexcept {
+        return run(items_, deadline, Status::empty, [this, &consume]() noexcept {
+            if (pop(consume)) {
+                return Status::ok;
+            }
+            if (!flags_.stopped.load(std::memory_order_acquire)) {
+                return Status::empty;
+            }
+            // Stopped: drain. Try once more, so an item whose send completed before stop() is
+            // still delivered even if it landed between the first attempt and the flag load.
+            return pop(consume) ? Status::ok : Status::stopped;
+        });
+    }
+
+    template <typename Consume>
+    bool pop(Consume& consume) noexcept {
+        if (!ring_.try_pop(consume)) {
+            return false;
+        }
+        slots_.notify_one();
+        return true;
+    }
+
+    // Tries `attempt`; while it answers `busy`, waits on `event` (spin, then park) until the
+    // deadline. The attempt runs after every wake-up before the deadline is looked at, so a
+    // notification is never dropped by a waiter that is about to time out.
+    template <typename Attempt>
+    Status run(detail::EventCount& event, clock::time_point deadline, Status busy, Attempt attempt) noexcept {
+        const Status first = attempt();
+        if (first != busy || deadline == clock::time_point::min()) {
+            return first;
+        }
+        if (deadline != clock::time_point::max() && deadline <= clock::now()) {
+            return first; // a deadline already past behaves as no_wait
+        }
+        return wait(event, deadline, busy, attempt);
+    }
+
+    template <typename Attempt>
+    [[gnu::noinline]] Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
+                                  Attempt& attempt) noexcept {
+        const BlockedScope scope(blocked_.count);
+        for (unsigned spin = 0; spin < Policy::spin_limit; ++spin) {
+            detail::cpu_relax();
+            if (const Status s = attempt(); s != busy) {
+                return s;
+            }
+        }
+        const bool bounded = deadline != clock::time_point::max();
+        for (;;) {
+            const auto key = event.prepare_wait();
+            if (const Status s = attempt(); s != busy) {
+                event.cancel_wait();
+                return s;
+            }
+            if (bounded && clock::now() >= deadline) {
+                event.cancel_wait();
+                return Status::timed_out;
+            }
+            event.wait_until(key, deadline);
+            if (const Status s = attempt(); s != busy) {
+                return s;
+            }
+        }
+    }
+
+    // Counts a thread in the waiting part; the decrement is its last access to the channel.
+    class BlockedScope {
+    public:
+        explicit BlockedScope(std::atomic<std::size_t>& count) noexcept : count_(count) {
+            count_.fetch_add(1, std::memory_order_relaxed);
+        }
+        ~BlockedScope() { count_.fetch_sub(1, std::memory_order_release); }
+        BlockedScope(const BlockedScope&) = delete;
+        BlockedScope& operator=(const BlockedScope&) = delete;
+
+    private:
+        std::atomic<std::size_t>& count_;
+    };
+
+    struct alignas(detail::k_false_sharing_range) Flags {
+        std::atomic<bool> stopped{false};
+    };
+    struct alignas(detail::k_false_sharing_range) BlockedCount {
+        std::atomic<std::size_t> count{0};
+    };
+    struct alignas(detail::k_false_sharing_range) PaddedEvent : detail::EventCount {};
+
+    detail::ring_for<T, Capacity, Policy> ring_;
+    Flags flags_;
+    PaddedEvent items_; // receivers wait here for an item
+    PaddedEvent slots_; // senders wait here for a free slot
+    BlockedCount blocked_;
+};
+
+} // namespace ferry

@@ -1,0 +1,38 @@
+#pragma once
+// Channel policies: who may call what, and how long a blocked call spins before it parks.
+//
+// Options as policy types (Boost.Lockfree style, style.md): `spsc` is the default and the fastest
+// (one sender thread, one receiver thread at a time); `mpmc` admits any number of each. A user
+// who wants a different spin budget derives a policy:
+//
+//     struct my_policy : ferry::mpmc { static constexpr unsigned spin_limit = 0; };
+//
+// spin_limit is the number of retries (each with a CPU pause) a blocking call makes before it
+// parks on a futex. 0 parks at once, which suits long timeouts on small machines (anchors.md §2.4,
+// concurrentqueue #286: spinning can dominate a profile); the default covers a hand-off between
+// two running threads, which is the common case on the data path.
+
+#include <concepts>
+
+namespace ferry {
+
+struct spsc {
+    static constexpr bool multi_producer = false;
+    static constexpr bool multi_consumer = false;
+    static constexpr unsigned spin_limit = 256;
+};
+
+struct mpmc {
+    static constexpr bool multi_producer = true;
+    static constexpr bool multi_consumer = true;
+    static constexpr unsigned spin_limit = 256;
+};
+
+template <typename P>
+concept ChannelPolicy = requires {
+    { P::multi_producer } -> std::convertible_to<bool>;
+    { P::multi_consumer } -> std::convertible_to<bool>;
+    { P::spin_limit } -> std::convertible_to<unsigned>;
+} && (P::multi_producer == P::multi_consumer); // spsc or mpmc: the two rings that exist
+
+} // namespace ferry
