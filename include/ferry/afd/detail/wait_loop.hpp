@@ -1,0 +1,35 @@
+#pragma once
+// The poll loop both schedulers share: check run_flag, then readiness, then the deadline, then
+// pause. Order as in CANN's loops (ffn_scheduler_facts.md §2.4, §2.5, §5.1): `while (run_flag)
+// { if (ready) break; pause; }`, so run_flag == 0 wins over a ready micro batch.
+
+#include <concepts>
+
+#include <ferry/afd/schedule_context_view.hpp>
+#include <ferry/afd/schedule_outcome.hpp>
+#include <ferry/afd/wait_policy.hpp>
+#include <ferry/core/timeout.hpp>
+
+namespace ferry::afd::detail {
+
+template <WaitPolicy W, std::predicate Ready>
+ScheduleExit wait_until_ready(ConstScheduleContextView view, W waiter, const Timeout& timeout,
+                              Ready&& ready) {
+    const bool bounded = !timeout.is_forever();
+    const Timeout::clock::time_point deadline =
+        bounded ? timeout.deadline_from(Timeout::clock::now()) : Timeout::clock::time_point::max();
+    for (;;) {
+        if (view.run_flag() == 0) {
+            return ScheduleExit::stopped;
+        }
+        if (ready()) {
+            return ScheduleExit::served;
+        }
+        if (bounded && Timeout::clock::now() >= deadline) {
+            return ScheduleExit::timed_out;
+        }
+        waiter.pause();
+    }
+}
+
+} // namespace ferry::afd::detail
