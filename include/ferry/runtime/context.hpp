@@ -1,0 +1,51 @@
+#pragma once
+// ferry::Context — the execution environment streams and events belong to.
+//
+// args_runtime_facts.md B.3 and seed 001 (Device 与 Context): a primary context per
+// (device, ts) — RT_MAX_TS_NUM = 2 — is retained by aclrtSetDevice and released by
+// aclrtResetDevice; explicit contexts are created and destroyed by the user. Each thread has a
+// current context; every stream, event and allocation is made on the current context's device.
+// The bookkeeping (reference counts, ownership of streams and events) is in DeviceManager
+// (device.hpp); a Context is its identity.
+
+#include <atomic>
+#include <cstdint>
+
+namespace ferry {
+
+class Context {
+public:
+    Context(std::int32_t device, std::uint32_t ts, bool primary) noexcept
+        : id_(next_id().fetch_add(1) + 1), device_(device), ts_(ts), primary_(primary) {}
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    // Unique for the life of the process (a stale Context* is told apart from a new one).
+    [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+    [[nodiscard]] std::int32_t device() const noexcept { return device_; }
+    [[nodiscard]] std::uint32_t ts() const noexcept { return ts_; }
+    [[nodiscard]] bool primary() const noexcept { return primary_; }
+
+private:
+    static std::atomic<std::uint64_t>& next_id() noexcept {
+        static std::atomic<std::uint64_t> counter{0};
+        return counter;
+    }
+
+    const std::uint64_t id_;
+    const std::int32_t device_;
+    const std::uint32_t ts_;
+    const bool primary_;
+};
+
+namespace detail {
+// The calling thread's current context, with its id so that a context destroyed by another
+// thread (device reset) is detected instead of dereferenced.
+struct CurrentContext {
+    const Context* context = nullptr;
+    std::uint64_t id = 0;
+};
+inline thread_local CurrentContext current_context{};
+} // namespace detail
+
+} // namespace ferry

@@ -1,0 +1,116 @@
+#pragma once
+// ferry::Event — a marker recorded into a stream: record, query, synchronize, elapsed time.
+//
+// spec/runtime.md (Streams and events). Recording queues a task on the stream; when the stream
+// reaches it the event completes and takes a steady-clock timestamp, so two events recorded in
+// order on one stream have a non-negative, monotone elapsed time. Re-recording starts a new
+// generation: query/synchronize look at the latest record. An event never recorded counts as
+// complete for synchronize (nothing to wait for) but has no timestamp.
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/runtime/profiler.hpp>
+
+namespace ferry {
+
+enum class EventStatus : unsigned char {
+    not_recorded, // never recorded
+    pending,      // recorded, the stream has not reached it yet
+    complete,     // the stream passed the latest record
+};
+
+class Event {
+public:
+    Event(std::uint64_t id, std::int32_t device) : id_(id), device_(device) {}
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+
+    [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+    [[nodiscard]] std::int32_t device() const noexcept { return device_; }
+
+    // Starts a new record; returns its generation, which the stream task passes to complete().
+    std::uint64_t begin_record() {
+        std::lock_guard lock(mutex_);
+        return ++issued_;
+    }
+
+    // Called by the stream when it reaches the record of `generation`.
+    void complete(std::uint64_t generation) {
+        const std::uint64_t now = Profiler::now_ns();
+        {
+            std::lock_guard lock(mutex_);
+            if (generation > completed_) {
+                completed_ = generation;
+                if (generation == issued_) {
+                    timestamp_ns_ = now;
+                }
+            }
+        }
+        done_.notify_all();
+    }
+
+    [[nodiscard]] EventStatus status() const {
+        std::lock_guard lock(mutex_);
+        if (issued_ == 0) {
+            return EventStatus::not_recorded;
+        }
+        return completed_ >= issued_ ? EventStatus::complete : EventStatus::pending;
+    }
+
+    // Waits for the latest record (or for `generation`, when given) to complete.
+    [[nodiscard]] Status synchronize(Timeout timeout = forever,
+                                     std::optional<std::uint64_t> generation = {}) {
+        std::unique_lock lock(mutex_);
+        const std::uint64_t target = generation.value_or(issued_);
+        const auto done = [&] { return completed_ >= target; };
+        if (timeout.is_forever()) {
+            done_.wait(lock, done);
+        } else if (!done_.wait_until(lock, timeout.deadline_from(Timeout::clock::now()), done)) {
+            return Status::rt_wait_timeout;
+        }
+        return Status::ok;
+    }
+
+    [[nodiscard]] std::uint64_t generation() const {
+        std::lock_guard lock(mutex_);
+        return issued_;
+    }
+
+    // The completion time of the latest record, when it is complete.
+    [[nodiscard]] std::optional<std::uint64_t> timestamp_ns() const {
+        std::lock_guard lock(mutex_);
+        if (issued_ == 0 || completed_ < issued_) {
+            return std::nullopt;
+        }
+        return timestamp_ns_;
+    }
+
+private:
+    const std::uint64_t id_;
+    const std::int32_t device_;
+    mutable std::mutex mutex_;
+    std::condition_variable done_;
+    std::uint64_t issued_ = 0;    // generations recorded
+    std::uint64_t completed_ = 0; // generations the stream passed
+    std::uint64_t timestamp_ns_ = 0;
+};
+
+// aclrtEventElapsedTime: milliseconds from `start` to `end`; both must be complete, otherwise
+// rt_param_invalid (CANN's "event not complete" code is not in ferry::Status).
+[[nodiscard]] inline Result<float> elapsed_time(const Event& start, const Event& end) {
+    const auto a = start.timestamp_ns();
+    const auto b = end.timestamp_ns();
+    if (!a || !b) {
+        return Status::rt_param_invalid;
+    }
+    const double ns = static_cast<double>(*b) - static_cast<double>(*a);
+    return static_cast<float>(ns / 1e6);
+}
+
+} // namespace ferry

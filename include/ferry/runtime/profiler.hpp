@@ -1,0 +1,207 @@
+#pragma once
+// ferry::Profiler — task timestamps exported as a Chrome trace (chrome://tracing, Perfetto).
+//
+// spec/runtime.md (Profiling): start/stop, rejecting a double start (CANN RT_ERROR_PROF_STATUS,
+// args_runtime_facts.md B.5) and a stop without start; while on, every task — memcpy, kernel,
+// host task, event record, and other modules' own events such as channel send/receive — is
+// recorded with its timestamps, stream and device. Other modules call ferry::profiler().record()
+// or use ProfileScope; neither boots the runtime, and both cost one atomic load when off.
+//
+// ferry maps the double start to Status::repeat_initialize and the stop without start to
+// Status::uninitialized (CANN's internal RT_ERROR_PROF_STATUS has no public aclError value).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <ferry/core/status.hpp>
+
+namespace ferry {
+
+// The device id of events that belong to no device (host-side work such as a channel send).
+inline constexpr std::int32_t k_host_trace_device = -1;
+
+struct TraceEvent {
+    std::string name;     // "memcpy", the kernel's name, "send", ...
+    std::string category; // "memcpy", "kernel", "host_task", "event", "channel", ...
+    std::int32_t device = k_host_trace_device;
+    std::uint64_t stream = 0; // the stream's id (0: not on a stream)
+    std::uint64_t begin_ns = 0; // steady-clock nanoseconds (Profiler::now_ns)
+    std::uint64_t end_ns = 0;
+};
+
+namespace detail {
+inline void write_json_string(std::ostream& out, std::string_view text) {
+    out << '"';
+    for (const char c : text) {
+        switch (c) {
+        case '"': out << "\\\""; break;
+        case '\\': out << "\\\\"; break;
+        case '\n': out << "\\n"; break;
+        case '\t': out << "\\t"; break;
+        case '\r': out << "\\r"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buffer[8];
+                std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
+                out << buffer;
+            } else {
+                out << c;
+            }
+        }
+    }
+    out << '"';
+}
+
+// Chrome trace timestamps are microseconds; keep nanosecond resolution as three decimals.
+inline void write_microseconds(std::ostream& out, std::uint64_t ns) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%llu.%03llu",
+                  static_cast<unsigned long long>(ns / 1000),
+                  static_cast<unsigned long long>(ns % 1000));
+    out << buffer;
+}
+} // namespace detail
+
+class Profiler {
+public:
+    [[nodiscard]] static std::uint64_t now_ns() noexcept {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now().time_since_epoch())
+                                              .count());
+    }
+
+    // Starts recording, discarding the events of an earlier session.
+    [[nodiscard]] Status start() {
+        std::lock_guard lock(mutex_);
+        if (enabled_.load(std::memory_order_relaxed)) {
+            return Status::repeat_initialize;
+        }
+        events_.clear();
+        origin_ns_ = now_ns();
+        enabled_.store(true, std::memory_order_release);
+        return Status::ok;
+    }
+
+    // Stops recording; the events stay available for export until the next start.
+    [[nodiscard]] Status stop() {
+        std::lock_guard lock(mutex_);
+        if (!enabled_.load(std::memory_order_relaxed)) {
+            return Status::uninitialized;
+        }
+        enabled_.store(false, std::memory_order_release);
+        return Status::ok;
+    }
+
+    [[nodiscard]] bool enabled() const noexcept {
+        return enabled_.load(std::memory_order_acquire);
+    }
+
+    // Records one finished piece of work; ignored while the profiler is off.
+    void record(TraceEvent event) {
+        if (!enabled()) {
+            return;
+        }
+        std::lock_guard lock(mutex_);
+        if (enabled_.load(std::memory_order_relaxed)) {
+            events_.push_back(std::move(event));
+        }
+    }
+
+    [[nodiscard]] std::vector<TraceEvent> events() const {
+        std::lock_guard lock(mutex_);
+        return events_;
+    }
+
+    // Writes {"traceEvents":[...]} with one complete ("X") event per recorded task: pid = device
+    // (named by metadata events), tid = stream id, times relative to start().
+    void write_chrome_trace(std::ostream& out) const {
+        std::lock_guard lock(mutex_);
+        out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+        bool first = true;
+        std::set<std::int32_t> devices;
+        for (const TraceEvent& e : events_) {
+            out << (first ? "\n" : ",\n") << "{\"ph\":\"X\",\"name\":";
+            first = false;
+            detail::write_json_string(out, e.name);
+            out << ",\"cat\":";
+            detail::write_json_string(out, e.category.empty() ? "task" : e.category);
+            out << ",\"pid\":" << e.device << ",\"tid\":" << e.stream << ",\"ts\":";
+            detail::write_microseconds(out, e.begin_ns > origin_ns_ ? e.begin_ns - origin_ns_ : 0);
+            out << ",\"dur\":";
+            detail::write_microseconds(out, e.end_ns > e.begin_ns ? e.end_ns - e.begin_ns : 0);
+            out << '}';
+            devices.insert(e.device);
+        }
+        for (const std::int32_t device : devices) {
+            out << (first ? "\n" : ",\n") << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
+                << device << ",\"tid\":0,\"args\":{\"name\":";
+            first = false;
+            detail::write_json_string(out, device == k_host_trace_device
+                                               ? std::string("host")
+                                               : "device " + std::to_string(device));
+            out << "}}";
+        }
+        out << "\n]}\n";
+    }
+
+    // Writes the trace to a file; invalid_file when it cannot be written.
+    [[nodiscard]] Status write_chrome_trace(const std::string& path) const {
+        std::ofstream file(path, std::ios::binary | std::ios::trunc);
+        if (!file) {
+            return Status::invalid_file;
+        }
+        write_chrome_trace(file);
+        file.flush();
+        return file ? Status::ok : Status::invalid_file;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::atomic<bool> enabled_{false};
+    std::uint64_t origin_ns_ = 0;
+    std::vector<TraceEvent> events_;
+};
+
+// The process-wide profiler (leaked: usable from runtime threads during process exit).
+[[nodiscard]] inline Profiler& profiler() {
+    static Profiler* const instance = new Profiler;
+    return *instance;
+}
+
+// Records [construction, destruction) as one event when the profiler was on at construction.
+class ProfileScope {
+public:
+    ProfileScope(std::string name, std::string category, std::int32_t device = k_host_trace_device,
+                 std::uint64_t stream = 0)
+        : active_(profiler().enabled()) {
+        if (active_) {
+            event_ = {std::move(name), std::move(category), device, stream, Profiler::now_ns(), 0};
+        }
+    }
+    ProfileScope(const ProfileScope&) = delete;
+    ProfileScope& operator=(const ProfileScope&) = delete;
+    ~ProfileScope() {
+        if (active_) {
+            event_.end_ns = Profiler::now_ns();
+            profiler().record(std::move(event_));
+        }
+    }
+
+private:
+    bool active_;
+    TraceEvent event_;
+};
+
+} // namespace ferry
