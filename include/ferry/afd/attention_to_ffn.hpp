@@ -1,0 +1,141 @@
+#pragma once
+// ferry::afd::AttentionToFfn — host simulator of the AttentionToFFN operator for one FFN rank
+// (ffn_scheduler_facts.md §5.2), so the FFN scheduler runs on real traffic.
+//
+// send(session, mb, layer, expert_ids, tokens) does what the operator does per micro batch:
+//  1. back-pressure: wait while descriptor (session, mb) still has flag 1 — the FFN scheduler has
+//     not consumed its previous use yet;
+//  2. write each token's payload into its slot token_data[s][mb][t][k] (attn_to_ffn_token_size
+//     bytes per slot, §1.7) for every non-masked expert slot;
+//  3. write the expert ids [BS][K] and layer_id into the descriptor, then publish flag = 1 with
+//     release semantics (CANN writes the {flag, layer_id} pair last, after SyncAll).
+// The operator has no run_flag exit in its back-pressure spin (§5.5); the simulator stops when the
+// FFN context's run_flag is 0 (Status::stopped) or its Timeout expires (Status::timed_out).
+// With a single FFN rank the local expert id is the expert id.
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include <ferry/afd/detail/wait_loop.hpp>
+#include <ferry/afd/ffn_data_desc.hpp>
+#include <ferry/afd/schedule_context_view.hpp>
+#include <ferry/afd/sizes.hpp>
+#include <ferry/afd/wait_policy.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+
+namespace ferry::afd {
+
+// FFNWorkerBatching masks expert ids at or above expertStart_ = 1,000,000 (§5.3), which covers
+// 0x7F7F7F7F and INT32_MAX; ferry also treats negative ids as masked.
+inline constexpr std::int32_t k_masked_expert_floor = 1'000'000;
+[[nodiscard]] constexpr bool is_masked_expert(std::int32_t id) noexcept {
+    return id < 0 || id >= k_masked_expert_floor;
+}
+
+class AttentionToFfn {
+public:
+    // Checks that the FFN context describes a usable window: geometry > 0, token size > 0,
+    // non-null aligned buffers at least as large as the geometry needs. Trusts the addresses.
+    [[nodiscard]] static Result<AttentionToFfn> attach(ScheduleContextView ffn_context) noexcept;
+
+    [[nodiscard]] const Geometry& geometry() const noexcept { return geometry_; }
+    [[nodiscard]] std::uint32_t token_size() const noexcept { return token_size_; }
+
+    // The payload slot of (session, mb, token, k): token_data[s][mb][t][k] (§1.7).
+    [[nodiscard]] std::span<std::byte> slot(std::uint32_t s, std::uint32_t mb, std::uint32_t t,
+                                            std::uint32_t k) const noexcept {
+        const Geometry& g = geometry_;
+        const std::uint64_t index =
+            ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) * g.selected_expert_num + k;
+        return {token_data_ + index * token_size_, token_size_};
+    }
+
+    // expert_ids: BS·K ids ([t][k]); tokens: BS rows of token_size() bytes. `own_flags`, when
+    // given, is the sender's attention flag table: masked slots get flag 1 there at once, since no
+    // FFN will answer them (AttentionToFFN SetFlagInAttn, §5.1).
+    template <WaitPolicy Wait = SpinThenPark<>>
+    [[nodiscard]] Status send(std::uint32_t session, std::uint32_t mb, std::int32_t layer,
+                              std::span<const std::int32_t> expert_ids, std::span<const std::byte> tokens,
+                              const Timeout& timeout = forever, const AttentionFlagTable* own_flags = nullptr,
+                              Wait wait = {}) const {
+        const Geometry& g = geometry_;
+        if (session >= g.session_num || mb >= g.micro_batch_num || expert_ids.size() != ids_per_desc() ||
+            tokens.size() != std::size_t{g.micro_batch_size} * token_size_ ||
+            (own_flags != nullptr && own_flags->flags_per_micro_batch() != ids_per_desc())) {
+            return Status::invalid_param;
+        }
+        const FfnDescriptor desc = table().at(session, mb);
+        const ScheduleExit exit = detail::wait_until_ready(
+            context_, wait, timeout, [&] { return desc.flag() != k_valid_flag; });
+        if (exit != ScheduleExit::served) {
+            return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
+        }
+        write_payload(session, mb, expert_ids, tokens);
+        desc.set_expert_ids(expert_ids);
+        desc.set_layer_id(layer);
+        desc.set_flag(k_valid_flag); // release: ids, layer and payload are visible to the scheduler
+        if (own_flags != nullptr) {
+            for (std::size_t i = 0; i < expert_ids.size(); ++i) {
+                if (is_masked_expert(expert_ids[i])) {
+                    own_flags->flag(mb, i).store(k_valid_flag, std::memory_order_release);
+                }
+            }
+        }
+        return Status::ok;
+    }
+
+private:
+    AttentionToFfn(ScheduleContextView ctx, const Geometry& g, std::uint32_t token_size, std::byte* info,
+                   std::byte* data) noexcept
+        : context_(ctx), geometry_(g), token_size_(token_size), token_info_(info), token_data_(data) {}
+
+    [[nodiscard]] std::size_t ids_per_desc() const noexcept {
+        return static_cast<std::size_t>(*tokens_times_experts(geometry_));
+    }
+    [[nodiscard]] FfnDescriptorTable table() const noexcept { return {token_info_, geometry_}; }
+
+    void write_payload(std::uint32_t s, std::uint32_t mb, std::span<const std::int32_t> ids,
+                       std::span<const std::byte> tokens) const noexcept {
+        const std::uint32_t k_num = geometry_.selected_expert_num;
+        for (std::uint32_t t = 0; t < geometry_.micro_batch_size; ++t) {
+            for (std::uint32_t k = 0; k < k_num; ++k) {
+                if (!is_masked_expert(ids[std::size_t{t} * k_num + k])) {
+                    std::memcpy(slot(s, mb, t, k).data(), tokens.data() + std::size_t{t} * token_size_, token_size_);
+                }
+            }
+        }
+    }
+
+    ScheduleContextView context_;
+    Geometry geometry_;
+    std::uint32_t token_size_;
+    std::byte* token_info_;
+    std::byte* token_data_;
+};
+
+inline Result<AttentionToFfn> AttentionToFfn::attach(ScheduleContextView ctx) noexcept {
+    namespace c = fields::common;
+    namespace f = fields::ffn;
+    if (!ctx.atomics_usable() || ctx.get(c::schedule_mode) != k_schedule_mode_ffn) {
+        return Status::invalid_param;
+    }
+    const Geometry g{ctx.get(c::session_num), ctx.get(c::micro_batch_num), ctx.get(c::micro_batch_size),
+                     ctx.get(c::selected_expert_num)};
+    const std::uint32_t token_size = ctx.get(c::attn_to_ffn_token_size);
+    const Size info = ffn_token_info_size(g);
+    const Size data = ffn_token_data_size(g, token_size);
+    auto* info_ptr = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(ctx.get(f::token_info_buf)));
+    auto* data_ptr = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(ctx.get(f::token_data_buf)));
+    if (g.session_num == 0 || g.micro_batch_num == 0 || g.micro_batch_size == 0 || g.selected_expert_num == 0 ||
+        token_size == 0 || !info || !data || info_ptr == nullptr || data_ptr == nullptr ||
+        !detail::is_aligned(info_ptr, k_flag_alignment) || ctx.get(f::token_info_buf_size) < *info ||
+        ctx.get(f::token_data_buf_size) < *data) {
+        return Status::invalid_param;
+    }
+    return AttentionToFfn(ctx, g, token_size, info_ptr, data_ptr);
+}
+
+} // namespace ferry::afd

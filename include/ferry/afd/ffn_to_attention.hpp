@@ -1,0 +1,106 @@
+#pragma once
+// ferry::afd::FfnToAttention — host simulator of FFNToAttention (ffn_scheduler_facts.md §5.4):
+// the FFN returns each processed token slot to the attention session it came from.
+//
+// For each batch row i (session, mb, token, k) it writes result row i (ffn_to_attn_token_size
+// bytes) into that session's attention window at (mb·BS·K + token·K + k)·token_size of the data
+// area, then stores flag 1 (release) at int32 index mb·BS·K + token·K + k of the session's flag
+// table — the flags AttentionWorkerScheduler waits on. One attention context per session, all
+// with the same M, BS, K and token size.
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include <ferry/afd/ffn_data_desc.hpp>
+#include <ferry/afd/ffn_worker_batching.hpp>
+#include <ferry/afd/schedule_context_view.hpp>
+#include <ferry/afd/sizes.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+
+namespace ferry::afd {
+
+class FfnToAttention {
+public:
+    // sessions[s] is session s's attention context (schedule_mode 1). Checks each window.
+    [[nodiscard]] static Result<FfnToAttention> attach(std::span<const ScheduleContextView> sessions);
+
+    [[nodiscard]] std::uint32_t token_size() const noexcept { return token_size_; }
+
+    // results: batch.actual_token_num() rows of token_size() bytes, in batch order.
+    [[nodiscard]] Status send(const Batch& batch, std::span<const std::byte> results) const noexcept {
+        if (results.size() != batch.actual_token_num() * std::size_t{token_size_}) {
+            return Status::invalid_param;
+        }
+        for (const GatheredToken& r : batch.rows) {
+            if (r.session < 0 || static_cast<std::size_t>(r.session) >= windows_.size() || r.micro_batch < 0 ||
+                static_cast<std::uint32_t>(r.micro_batch) >= geometry_.micro_batch_num || r.token < 0 ||
+                static_cast<std::uint32_t>(r.token) >= geometry_.micro_batch_size || r.expert_offset < 0 ||
+                static_cast<std::uint32_t>(r.expert_offset) >= geometry_.selected_expert_num) {
+                return Status::invalid_param;
+            }
+        }
+        for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+            const GatheredToken& r = batch.rows[i];
+            const Window& w = windows_[static_cast<std::size_t>(r.session)];
+            const std::size_t slot = std::size_t(r.token) * geometry_.selected_expert_num + std::size_t(r.expert_offset);
+            const std::size_t index = std::size_t(r.micro_batch) * flags_per_mb_ + slot;
+            std::memcpy(w.data + index * token_size_, results.data() + i * token_size_, token_size_);
+            AttentionFlagTable(w.flags, geometry_)
+                .flag(static_cast<std::uint32_t>(r.micro_batch), slot)
+                .store(k_valid_flag, std::memory_order_release);
+        }
+        return Status::ok;
+    }
+
+private:
+    struct Window {
+        std::byte* flags;
+        std::byte* data;
+    };
+    FfnToAttention() = default;
+
+    std::vector<Window> windows_;
+    Geometry geometry_;
+    std::uint32_t token_size_ = 0;
+    std::size_t flags_per_mb_ = 0;
+};
+
+inline Result<FfnToAttention> FfnToAttention::attach(std::span<const ScheduleContextView> sessions) {
+    namespace c = fields::common;
+    namespace a = fields::attention;
+    if (sessions.empty()) {
+        return Status::invalid_param;
+    }
+    FfnToAttention out;
+    const ScheduleContextView first = sessions.front();
+    out.geometry_ = {static_cast<std::uint32_t>(sessions.size()), first.get(c::micro_batch_num),
+                     first.get(c::micro_batch_size), first.get(c::selected_expert_num)};
+    out.token_size_ = first.get(c::ffn_to_attn_token_size);
+    const Size info = attention_token_info_size(out.geometry_);
+    const Size data = attention_token_data_size(out.geometry_, out.token_size_);
+    if (out.geometry_.micro_batch_num == 0 || out.geometry_.micro_batch_size == 0 ||
+        out.geometry_.selected_expert_num == 0 || out.token_size_ == 0 || !info || !data) {
+        return Status::invalid_param;
+    }
+    out.flags_per_mb_ = static_cast<std::size_t>(*tokens_times_experts(out.geometry_));
+    for (const ScheduleContextView& v : sessions) {
+        auto* flags = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(v.get(a::token_info_buf)));
+        auto* bytes = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(v.get(a::token_data_buf)));
+        const bool same = v.get(c::schedule_mode) == k_schedule_mode_attention &&
+                          v.get(c::micro_batch_num) == out.geometry_.micro_batch_num &&
+                          v.get(c::micro_batch_size) == out.geometry_.micro_batch_size &&
+                          v.get(c::selected_expert_num) == out.geometry_.selected_expert_num &&
+                          v.get(c::ffn_to_attn_token_size) == out.token_size_;
+        if (!same || flags == nullptr || bytes == nullptr || !detail::is_aligned(flags, k_flag_alignment) ||
+            v.get(a::token_info_buf_size) < *info || v.get(a::token_data_buf_size) < *data) {
+            return Status::invalid_param;
+        }
+        out.windows_.push_back({flags, bytes});
+    }
+    return out;
+}
+
+} // namespace ferry::afd
