@@ -135,8 +135,9 @@ public:
         return from(values, DimsRef{n});
     }
     // Typed, borrowing: like `from`, but the item refers to `values`, which must outlive it.
-    template <Element T>
-    [[nodiscard]] static Result<DataItem> view(std::span<T> values, DimsRef dims) noexcept {
+    template <Element T, std::size_t Extent>
+    [[nodiscard]] static Result<DataItem> view(std::span<T, Extent> values,
+                                               DimsRef dims) noexcept {
         if (const Status s = check_typed_shape(dims, values.size()); failed(s)) {
             return s;
         }
@@ -147,9 +148,11 @@ public:
         return borrow(TensorKind::tensor, d, dims.size(), dtype_of<T>, data, values.size_bytes());
     }
 
+    // Any contiguous range the caller keeps alive (an lvalue container or a span/view).
     template <ElementRange R>
-    [[nodiscard]] static Result<DataItem> view(R& values, DimsRef dims) noexcept {
-        return view(std::span(values), dims);
+        requires std::ranges::borrowed_range<R>
+    [[nodiscard]] static Result<DataItem> view(R&& values, DimsRef dims) noexcept {
+        return view(std::span(std::ranges::data(values), std::ranges::size(values)), dims);
     }
 
     // The two markers a producer sends (tdt_facts.md §2.5): they carry nothing.

@@ -11,8 +11,8 @@
 //   (failure; unsupported_data_type for an unknown kind, as CANN), never an out-of-bounds read,
 //   never an allocation larger than the buffer implies. Four forms:
 //   parse (owning copy), parse_view (items borrow the caller's buffer), parse_into(ds, bytes)
-//   (owning copy into an existing dataset, reusing its item storage) and parse_into(ds, message)
-//   (the dataset takes the message buffer and its items borrow from it: zero copies, and the
+//   (owning copy into an existing dataset, reusing its item storage) and
+//   parse_into_adopting(ds, message) (the dataset takes the message buffer and its items borrow from it: zero copies, and the
 //   dataset's previous buffer is handed back for reuse).
 
 #include <cstddef>
@@ -239,9 +239,11 @@ enum class PayloadMode { copy, borrow };
 }
 
 // Zero-copy refill: `ds` takes `message` and its items borrow from it; on return `message` holds
-// the dataset's previous buffer (empty or not), for the caller to reuse. On any error nothing
-// changes, `message` included.
-[[nodiscard]] inline Status parse_into(Dataset& ds, MessageBuffer& message) noexcept {
+// the dataset's previous buffer (empty or not), for the caller to reuse — a receive loop that
+// hands buffers back and forth this way allocates nothing. Named apart from parse_into so that
+// passing a vector never gives it away by accident. On any error nothing changes, `message`
+// included.
+[[nodiscard]] inline Status parse_into_adopting(Dataset& ds, MessageBuffer& message) noexcept {
     if (!ds.accepts_receive()) {
         return Status::invalid_param;
     }

@@ -51,7 +51,11 @@ struct WireSummary {
     }
     const std::size_t dims_bytes = std::size_t{h.dim_num} * sizeof(std::int64_t);
     // ferry skips the padding the writer adds (CANN does not, §2.7 "Asymmetry"): the block is
-    // dims + dynamic_bit_size − dims bytes of padding, and padding is less than one unit.
+    // dims + dynamic_bit_size − dims bytes of padding, and padding is less than one unit. A
+    // producer that leaves dynamic_bit_size 0 gets CANN's reading: the payload follows the dims.
+    if (h.dynamic_bit_size == 0) {
+        h.dynamic_bit_size = static_cast<std::uint32_t>(dims_bytes);
+    }
     if (h.dynamic_bit_size < dims_bytes || h.dynamic_bit_size - dims_bytes >= k_wire_alignment) {
         return Status::failure;
     }
