@@ -1,0 +1,151 @@
+// Devices, primary and explicit contexts, the current context per thread, device reset.
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+namespace {
+using ferry::Runtime;
+using ferry::Status;
+} // namespace
+
+TEST_CASE("device ids are checked", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    CHECK(rt.device_count() == 2);
+    CHECK(rt.set_device(-1) == Status::rt_invalid_device_id);
+    CHECK(rt.set_device(2) == Status::rt_invalid_device_id);
+    CHECK(rt.reset_device(2) == Status::rt_invalid_device_id);
+    CHECK(rt.reset_device_force(-5) == Status::rt_invalid_device_id);
+    CHECK(rt.create_context(7).status() == Status::rt_invalid_device_id);
+    CHECK(rt.primary_context(64).status() == Status::rt_invalid_device_id);
+    CHECK(rt.primary_context(0, 2).status() == Status::rt_param_invalid); // ts > RT_MAX_TS_ID
+    CHECK(rt.current_device().status() == Status::rt_context_null);
+}
+
+TEST_CASE("set device retains the primary context; reset releases it", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    CHECK(rt.primary_context(1).status() == Status::rt_context_null);
+    REQUIRE(rt.set_device(1) == Status::ok);
+    REQUIRE(rt.set_device(1) == Status::ok);
+    CHECK(rt.primary_refs(1) == 2);
+    CHECK(rt.current_device().value() == 1);
+    const ferry::Context* primary = rt.primary_context(1).value();
+    CHECK(primary->primary());
+    CHECK(primary->device() == 1);
+    CHECK(rt.current_context().value() == primary);
+
+    CHECK(rt.reset_device(1) == Status::ok);
+    CHECK(rt.primary_refs(1) == 1);
+    CHECK(rt.current_device().value() == 1); // still referenced
+    CHECK(rt.reset_device(1) == Status::ok);
+    CHECK(rt.primary_refs(1) == 0);
+    CHECK(rt.primary_context(1).status() == Status::rt_context_null);
+    CHECK(rt.current_device().status() == Status::rt_context_null);
+    CHECK(rt.reset_device(1) == Status::ok); // nothing held: a no-op
+}
+
+TEST_CASE("reset force drops every reference at once", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime();
+    for (int i = 0; i < 5; ++i) {
+        REQUIRE(rt.set_device(0) == Status::ok);
+    }
+    CHECK(rt.primary_refs(0) == 5);
+    CHECK(rt.reset_device_force(0) == Status::ok);
+    CHECK(rt.primary_refs(0) == 0);
+    CHECK(rt.current_context().status() == Status::rt_context_null);
+}
+
+TEST_CASE("reset of a device frees its streams and memory", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    REQUIRE(rt.set_device(1) == Status::ok);
+    void* a = rt.malloc(1000).value();
+    void* b = rt.malloc(10).value();
+    ferry::Stream* stream = rt.create_stream().value();
+    ferry::Event* event = rt.create_event().value();
+    REQUIRE(rt.set_device(0) == Status::ok);
+    void* other = rt.malloc(10).value(); // device 0: must survive device 1's reset
+    void* pinned = rt.malloc_host(10).value();
+    CHECK(rt.registry().size() == 4);
+    CHECK(rt.memory_used(1) > 0);
+
+    REQUIRE(rt.set_device(1) == Status::ok); // current again (reference count 2)
+    int ran = 0;
+    REQUIRE(rt.launch_host_task(stream, [&] { ++ran; }) == Status::ok);
+    CHECK(rt.reset_device_force(1) == Status::ok);
+    CHECK(ran == 1); // queued work finished before the stream went away
+    CHECK(rt.memory_used(1) == 0);
+    CHECK(rt.registry().size() == 2);
+    CHECK_FALSE(rt.registry().find(a).has_value());
+    CHECK(rt.free(b) == Status::rt_memory_free); // already released by the reset
+    CHECK(rt.synchronize_stream(stream) == Status::rt_param_invalid);
+    CHECK(rt.destroy_stream(stream) == Status::rt_param_invalid);
+    CHECK(rt.record_event(event, nullptr) == Status::rt_param_invalid);
+    CHECK(rt.registry().find(other)->device == 0);
+    CHECK(rt.current_context().status() == Status::rt_context_null); // its context went too
+    CHECK(rt.free(other) == Status::ok); // freeing needs no current context
+    CHECK(rt.free_host(pinned) == Status::ok);
+    CHECK(rt.registry().size() == 0);
+}
+
+TEST_CASE("the current context is per thread", "[runtime][device][concurrency]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    REQUIRE(rt.set_device(1) == Status::ok);
+    Status other_before = Status::ok;
+    Status other_after = Status::ok;
+    std::int32_t other_device = -1;
+    std::thread([&] {
+        other_before = rt.current_device().status();
+        other_after = rt.set_device(0);
+        other_device = rt.current_device().value_or(-1);
+        (void)rt.reset_device(0);
+    }).join();
+    CHECK(other_before == Status::rt_context_null);
+    CHECK(other_after == Status::ok);
+    CHECK(other_device == 0);
+    CHECK(rt.current_device().value() == 1); // unaffected by the other thread
+}
+
+TEST_CASE("explicit contexts: create, set current, destroy", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    const ferry::Context* c0 = rt.create_context(0).value();
+    CHECK_FALSE(c0->primary());
+    CHECK(rt.current_context().value() == c0);
+    void* p = rt.malloc(32).value();
+    CHECK(rt.registry().find(p)->device == 0);
+    const ferry::Context* c1 = rt.create_context(1).value();
+    CHECK(rt.current_device().value() == 1);
+    CHECK(rt.set_current_context(c0) == Status::ok);
+    CHECK(rt.current_device().value() == 0);
+
+    CHECK(rt.destroy_context(c0) == Status::ok);
+    CHECK(rt.current_context().status() == Status::rt_context_null);
+    CHECK_FALSE(rt.registry().find(p).has_value()); // device 0 had no context left
+    CHECK(rt.destroy_context(c0) == Status::rt_param_invalid); // twice
+    CHECK(rt.set_current_context(c0) == Status::rt_param_invalid);
+    CHECK(rt.set_current_context(nullptr) == Status::rt_param_invalid);
+
+    REQUIRE(rt.set_device(1) == Status::ok);
+    const ferry::Context* primary = rt.primary_context(1).value();
+    CHECK(rt.destroy_context(primary) == Status::rt_param_invalid); // primary: reset instead
+    CHECK(rt.destroy_context(c1) == Status::ok);
+    CHECK(rt.reset_device(1) == Status::ok);
+}
+
+TEST_CASE("synchronize device waits for every stream of the device", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime();
+    CHECK(rt.synchronize_device() == Status::rt_context_null);
+    REQUIRE(rt.set_device(0) == Status::ok);
+    std::atomic<int> done{0};
+    ferry::Stream* s1 = rt.create_stream().value();
+    ferry::Stream* s2 = rt.create_stream().value();
+    for (int i = 0; i < 50; ++i) {
+        REQUIRE(rt.launch_host_task(s1, [&] { done.fetch_add(1); }) == Status::ok);
+        REQUIRE(rt.launch_host_task(s2, [&] { done.fetch_add(1); }) == Status::ok);
+        REQUIRE(rt.launch_host_task(nullptr, [&] { done.fetch_add(1); }) == Status::ok);
+    }
+    CHECK(rt.synchronize_device() == Status::ok);
+    CHECK(done.load() == 150);
+    CHECK(rt.destroy_stream(s1) == Status::ok);
+    CHECK(rt.destroy_stream(s2) == Status::ok);
+}
