@@ -1,0 +1,280 @@
+// acltdt* channels (spec/tdt.md §4; CANN's behaviour in tdt_facts.md §2.4–§2.9): check the C
+// arguments, map the handle to its registry channel, map ferry's statuses to CANN's codes.
+//
+//   send:    full, timed out or stopped        → ACL_ERROR_RT_QUEUE_FULL  (207014)
+//   receive: empty, timed out or stopped+drained → ACL_ERROR_RT_QUEUE_EMPTY (207013)
+//
+// One payload copy per message: a send serializes the dataset into a pooled buffer (the copy),
+// the buffer moves through the channel, and the receiving dataset adopts it (its items point into
+// it) and hands its previous buffer back to the pool — no allocation per message once warm.
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include <ferry/core/timeout.hpp>
+#include <ferry/runtime/runtime.hpp>
+#include <ferry/tensor/wire_format.hpp>
+
+#include "acl/acl_tdt.h"
+#include "boundary.hpp"
+#include "handles.hpp"
+
+using ferry::Status;
+using ferry::acl::HandleKind;
+using ferry::acl::HandlePtr;
+using ferry::acl::Shim;
+
+namespace {
+
+constexpr std::size_t k_name_limit = ferry::k_max_channel_name_length + 1; // RT_MQ_MAX_NAME_LEN
+
+// A device id the runtime knows (aclrtGetDeviceCount's range); boots the runtime if needed.
+bool valid_device(std::uint32_t device) {
+    const auto runtime = ferry::Runtime::instance();
+    return runtime && device < (*runtime)->device_count();
+}
+
+// Shared checks of both create functions; nullptr when the name is acceptable.
+const char* check_create(std::uint32_t device, const char* name) {
+    if (name == nullptr) {
+        return "null name";
+    }
+    if (::strnlen(name, k_name_limit) >= k_name_limit) {
+        return "name of 128 characters or more";
+    }
+    if (!valid_device(device)) {
+        return "not a valid device id";
+    }
+    return nullptr;
+}
+
+// Registers a handle on a registry entry; on failure the entry is closed again.
+acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::size_t capacity) {
+    auto handle = std::make_shared<acltdtChannelHandle>();
+    handle->id = entry.id;
+    handle->device = entry.device;
+    handle->kind = entry.kind;
+    handle->receive_side = entry.receive_side;
+    handle->channel = std::move(entry.channel);
+    try {
+        handle->pool = Shim::get().pool_for(handle->id, capacity);
+        Shim::get().add(handle);
+    } catch (...) {
+        Shim::get().registry().close(handle->id);
+        throw;
+    }
+    return handle.get();
+}
+
+// CANN's int32 ms (tdt_facts.md §2.9): negative waits forever, 0 never waits, > 0 is a bound.
+ferry::Timeout timeout_of(std::int32_t ms) noexcept {
+    return ms < 0 ? ferry::forever : ferry::Timeout(std::chrono::milliseconds(ms));
+}
+
+// Gives a spare buffer back to its channel's pool (dropped when the pool is full or it is empty).
+void recycle(ferry::acl::BufferPool& pool, ferry::MessageBuffer&& buffer) noexcept {
+    if (buffer.capacity() != 0) {
+        (void)pool.try_send(std::move(buffer));
+    }
+}
+
+// Points the dataset's item handles at the items the last receive left in it; creates handles
+// for items beyond the previous high-water mark and marks the rest stale.
+void refresh_views(acltdtDataset& d) {
+    if (d.views.size() < d.data.size()) {
+        d.views.reserve(d.data.size()); // so that no push_back below can fail
+    }
+    while (d.views.size() < d.data.size()) {
+        auto view = std::make_unique<acltdtDataItem>();
+        view->owner = &d;
+        Shim::get().add(view.get(), HandleKind::item);
+        d.views.push_back(std::move(view));
+    }
+    for (std::size_t i = 0; i < d.views.size(); ++i) {
+        d.views[i]->view = i < d.data.size() ? &d.data[i] : nullptr;
+    }
+}
+
+aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t timeout) {
+    if (h.kind == ferry::ChannelKind::process && timeout != -1) {
+        return ferry::acl::reject("acltdtSendTensor", "a TDT process channel needs timeout -1");
+    }
+    const ferry::Result<std::size_t> size = ferry::serialized_size(d.data);
+    if (!size) { // a kind that cannot be sent: invalid_param; an empty dataset: rt_param_invalid
+        return ferry::acl::reject("acltdtSendTensor", ferry::name_of(size.status()), size.status());
+    }
+    ferry::MessageBuffer buffer;
+    (void)h.pool->receive(buffer, ferry::no_wait); // a spare one, if any
+    if (buffer.capacity() < *size) {
+        buffer = ferry::MessageBuffer(); // growing: do not copy the old bytes over
+    }
+    buffer.resize(*size);
+    if (const auto written = ferry::serialize_into(d.data, buffer); !written) {
+        return ferry::acl::reject("acltdtSendTensor", "serialization", written.status());
+    }
+    const Status s = h.channel->send(std::move(buffer), timeout_of(timeout));
+    if (s == Status::ok) {
+        return ACL_SUCCESS;
+    }
+    recycle(*h.pool, std::move(buffer)); // a failed send hands the buffer back untouched
+    const bool full = s == Status::full || s == Status::timed_out || s == Status::stopped;
+    return full ? ACL_ERROR_RT_QUEUE_FULL : ferry::acl::code(s);
+}
+
+aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t timeout) {
+    if (h.kind == ferry::ChannelKind::process) {
+        if (timeout != -1) {
+            return ferry::acl::reject("acltdtReceiveTensor", "a TDT process channel needs timeout -1");
+        }
+        if (!h.receive_side) {
+            return ferry::acl::reject("acltdtReceiveTensor", "not a TF_RECEIVE_ handle");
+        }
+    }
+    // Validate the destination before dequeuing (ferry differs: CANN loses the message).
+    if (!d.data.accepts_receive()) {
+        return ferry::acl::reject("acltdtReceiveTensor", "the dataset holds items the user added");
+    }
+    ferry::MessageBuffer buffer;
+    const Status s = h.channel->receive(buffer, timeout_of(timeout));
+    if (s != Status::ok) {
+        const bool empty = s == Status::empty || s == Status::timed_out || s == Status::stopped;
+        return empty ? ACL_ERROR_RT_QUEUE_EMPTY : ferry::acl::code(s);
+    }
+    if (const Status p = ferry::parse_into_adopting(d.data, buffer); ferry::failed(p)) {
+        refresh_views(d);
+        return ferry::acl::reject("acltdtReceiveTensor", "malformed message", p);
+    }
+    recycle(*h.pool, std::move(buffer)); // the dataset's previous buffer
+    refresh_views(d);
+    return ACL_SUCCESS;
+}
+
+// Destroy: no new call can reach the handle once it leaves the table. The channel is stopped when
+// this was its last handle or a call is still in flight on this handle (a blocked call must wake;
+// on a shared process channel that stops it for every handle, as CANN's TdtHostStop does), then
+// the calls in flight are waited out before the handle is freed.
+aclError destroy(HandlePtr handle) {
+    const bool last = ferry::failed(Shim::get().registry().close(handle->id)) ||
+                      Shim::get().registry().find(handle->id) == nullptr;
+    if (last || handle.use_count() > 1) {
+        handle->channel->stop();
+    }
+    while (handle.use_count() > 1) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    const ferry::ChannelId id = handle->id;
+    handle.reset();
+    Shim::get().forget_pool(id);
+    return ACL_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+acltdtChannelHandle* acltdtCreateChannelWithCapacity(uint32_t deviceId, const char* name,
+                                                     size_t capacity) {
+    return ferry::acl::guarded_value<acltdtChannelHandle*>(__func__, nullptr, [&]() -> acltdtChannelHandle* {
+        if (const char* why = check_create(deviceId, name)) {
+            ferry::acl::reject("acltdtCreateChannelWithCapacity", why);
+            return nullptr;
+        }
+        if (!ferry::is_valid_channel_capacity(capacity)) {
+            ferry::acl::reject("acltdtCreateChannelWithCapacity", "capacity outside [2, 8192]");
+            return nullptr;
+        }
+        auto entry = Shim::get().registry().create_queue(deviceId, name, capacity);
+        if (!entry) {
+            ferry::acl::reject("acltdtCreateChannelWithCapacity", "registry", entry.status());
+            return nullptr;
+        }
+        return publish(std::move(entry).value(), capacity);
+    });
+}
+
+acltdtChannelHandle* acltdtCreateChannel(uint32_t deviceId, const char* name) {
+    return ferry::acl::guarded_value<acltdtChannelHandle*>(__func__, nullptr, [&]() -> acltdtChannelHandle* {
+        if (const char* why = check_create(deviceId, name)) {
+            ferry::acl::reject("acltdtCreateChannel", why);
+            return nullptr;
+        }
+        auto entry = Shim::get().registry().open_process(deviceId, name);
+        if (!entry) {
+            ferry::acl::reject("acltdtCreateChannel", "registry", entry.status());
+            return nullptr;
+        }
+        return publish(std::move(entry).value(), ferry::k_process_channel_capacity);
+    });
+}
+
+aclError acltdtDestroyChannel(acltdtChannelHandle* handle) {
+    return ferry::acl::guarded(__func__, [&]() -> aclError {
+        HandlePtr h = Shim::get().take(handle);
+        if (h == nullptr) {
+            return ferry::acl::reject("acltdtDestroyChannel", "not a live channel handle");
+        }
+        return destroy(std::move(h));
+    });
+}
+
+aclError acltdtStopChannel(acltdtChannelHandle* handle) {
+    const HandlePtr h = Shim::get().find(handle);
+    if (h == nullptr) {
+        return ferry::acl::reject(__func__, "not a live channel handle");
+    }
+    h->channel->stop(); // ferry differs: CANN's queue path ignores stop (tdt_facts.md §5.4)
+    return ACL_SUCCESS;
+}
+
+aclError acltdtCleanChannel(acltdtChannelHandle* handle) {
+    const HandlePtr h = Shim::get().find(handle);
+    if (h == nullptr) {
+        return ferry::acl::reject(__func__, "not a live channel handle");
+    }
+    if (h->kind == ferry::ChannelKind::process) {
+        return ferry::acl::reject(__func__, "not supported on a TDT process channel",
+                                  Status::feature_unsupported);
+    }
+    h->channel->clear();
+    return ACL_SUCCESS;
+}
+
+aclError acltdtQueryChannelSize(const acltdtChannelHandle* handle, size_t* size) {
+    const HandlePtr h = Shim::get().find(handle);
+    if (h == nullptr || size == nullptr) {
+        return ferry::acl::reject(__func__, "not a live channel handle, or null size");
+    }
+    if (h->kind == ferry::ChannelKind::process) {
+        return ferry::acl::reject(__func__, "not supported on a TDT process channel",
+                                  Status::feature_unsupported);
+    }
+    *size = h->channel->size();
+    return ACL_SUCCESS;
+}
+
+aclError acltdtSendTensor(const acltdtChannelHandle* handle, const acltdtDataset* dataset,
+                          int32_t timeout) {
+    return ferry::acl::guarded(__func__, [&]() -> aclError {
+        const HandlePtr h = Shim::get().find(handle);
+        if (h == nullptr || !Shim::get().live(dataset, HandleKind::dataset)) {
+            return ferry::acl::reject("acltdtSendTensor", "null or stale handle or dataset");
+        }
+        return send(*h, *dataset, timeout);
+    });
+}
+
+aclError acltdtReceiveTensor(const acltdtChannelHandle* handle, acltdtDataset* dataset,
+                             int32_t timeout) {
+    return ferry::acl::guarded(__func__, [&]() -> aclError {
+        const HandlePtr h = Shim::get().find(handle);
+        if (h == nullptr || !Shim::get().live(dataset, HandleKind::dataset)) {
+            return ferry::acl::reject("acltdtReceiveTensor", "null or stale handle or dataset");
+        }
+        return receive(*h, *dataset, timeout);
+    });
+}
+
+} // extern "C"
