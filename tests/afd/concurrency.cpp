@@ -145,12 +145,13 @@ void require_accounted(FfnFixture& fx, const Traffic& t, bool complete) {
     std::size_t published = 0;
     for (std::uint32_t s = 0; s < fx.g.session_num; ++s) {
         published += t.published[s];
-        for (std::uint32_t seq = 0; seq < t.published[s]; ++seq) {
-            const int n = seen[{static_cast<std::int32_t>(s), static_cast<std::int32_t>(seq)}];
-            CHECK(n <= 1);
-        }
     }
-    CHECK(seen.size() == t.consumed.size());
+    for (const auto& [item, n] : seen) {
+        CHECK(n == 1); // nothing duplicated
+        REQUIRE(item.first >= 0);
+        REQUIRE(static_cast<std::size_t>(item.first) < t.published.size());
+        CHECK(item.second < static_cast<std::int32_t>(t.published[static_cast<std::size_t>(item.first)]));
+    }
     CHECK(t.consumed.size() + pending == published);
     if (complete) {
         CHECK(pending == 0);
