@@ -1,0 +1,28 @@
+#pragma once
+// The shim's aclTensor and aclOpExecutor (opaque to C callers) and their live-handle tables.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "aclnn/acl_meta.h"
+#include "live_handles.hpp"
+
+struct aclTensor {
+    std::vector<std::int64_t> view_dims;
+    std::vector<std::int64_t> strides;
+    std::vector<std::int64_t> storage_dims;
+    aclDataType data_type = ACL_DT_UNDEFINED;
+    aclFormat format = ACL_FORMAT_UNDEFINED;
+    std::int64_t offset = 0; // in elements
+    void* data = nullptr;
+};
+
+namespace ferry::acl {
+
+LiveHandles<aclTensor>& tensors();
+
+// The product of `dims` (1 for none); nullopt when it overflows 64 bits.
+std::optional<std::uint64_t> element_count(const std::vector<std::int64_t>& dims) noexcept;
+
+} // namespace ferry::acl

@@ -1,0 +1,159 @@
+// aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize / aclnnInplaceFfnWorkerScheduler: CANN's
+// two-phase aclnn API over ferry::afd::GroupSyncScheduler (ffn_scheduler_facts.md §3;
+// schedule-context.md §4).
+//
+// Phase 1 checks what CANN's wrapper checks, in its order — null tensor → 161001; rank ≠ 1 or
+// executeMode ≠ 0 → 161002; empty tensor → 161002 — and records the context's address and size in
+// a single-use executor; syncGroupSize is left to the kernel (§3.2). The workspace size is 0.
+// Phase 2 queues one kernel run on the stream: the context (in runtime memory) is validated and
+// scheduled with CANN's policies — lowest-ready selection, serial copies — ferry's default
+// spin-then-park wait, and the registry resolver, so every buffer the context names must lie in a
+// live runtime allocation. A kernel failure is the stream task's failure: aclrtSynchronizeStream
+// returns ACL_ERROR_RT_AICPU_INTERNAL_ERROR and the reason is logged on stderr.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ferry/afd/group_sync_scheduler.hpp>
+#include <ferry/afd/registry_resolver.hpp>
+#include <ferry/core/dtype.hpp>
+#include <ferry/runtime/log.hpp>
+#include <ferry/runtime/runtime.hpp>
+
+#include "aclnn_tensor.hpp"
+#include "aclnnop/aclnn_ffn_worker_scheduler.h"
+#include "boundary.hpp"
+
+// One kernel run, as phase 1 saw the tensor: phase 2 does not depend on the tensor handle, which
+// the caller may destroy once the executor exists.
+struct aclOpExecutor {
+    std::byte* context = nullptr;
+    std::uint64_t context_bytes = 0;
+    std::size_t rank = 0;
+    std::int32_t sync_group_size = 0;
+    std::int32_t execute_mode = 0;
+};
+
+namespace ferry::acl {
+namespace {
+
+LiveHandles<aclOpExecutor>& executors() {
+    static auto* const live = new LiveHandles<aclOpExecutor>; // leaked: usable during process exit
+    return *live;
+}
+
+// Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor (§3.2, steps 4–5).
+aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode, aclOpExecutor& run) {
+    if (tensor.view_dims.size() != 1 || execute_mode != 0) {
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const auto elements = element_count(tensor.view_dims);
+    if (!elements || *elements == 0) {
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const std::uint64_t bits = bit_width(static_cast<DType>(tensor.data_type));
+    if (bits == 0 || *elements > UINT64_MAX / bits) {
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const std::uint64_t offset_bytes = static_cast<std::uint64_t>(tensor.offset) * bits / 8;
+    run.context = static_cast<std::byte*>(tensor.data) + offset_bytes;
+    run.context_bytes = *elements * bits / 8;
+    run.rank = tensor.view_dims.size();
+    return ACLNN_SUCCESS;
+}
+
+// The stream task: the kernel's checks and one scheduling pass over the context.
+Status run_kernel(Runtime& rt, const aclOpExecutor& run) {
+    const AllocationRegistry& registry = rt.registry();
+    if (!registry.find(run.context, static_cast<std::size_t>(run.context_bytes))) {
+        log(LogLevel::error, "aclnnInplaceFfnWorkerScheduler: scheduleContextRef's data is not inside a "
+                             "live runtime allocation of its size");
+        return Status::rt_aicpu_internal_error;
+    }
+    afd::GroupSyncScheduler<afd::SpinThenPark<>, afd::LowestReady, afd::SerialExecutor, afd::RegistryResolver>
+        scheduler(afd::SpinThenPark<>{}, afd::LowestReady{}, afd::SerialExecutor{}, afd::RegistryResolver(registry));
+    const afd::ScheduleOutcome outcome = scheduler.schedule_once(
+        afd::ContextTensor{run.context, run.context_bytes, run.rank}, run.sync_group_size, run.execute_mode);
+    if (!outcome.ok()) {
+        log(LogLevel::error, "aclnnInplaceFfnWorkerScheduler: kernel failed: " + outcome.describe());
+        return Status::rt_aicpu_internal_error;
+    }
+    return Status::ok;
+}
+
+aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size, std::int32_t execute_mode,
+                               std::uint64_t* workspace_size, aclOpExecutor** executor) {
+    if (tensor == nullptr || workspace_size == nullptr || executor == nullptr) {
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    auto run = std::make_unique<aclOpExecutor>();
+    run->sync_group_size = sync_group_size;
+    run->execute_mode = execute_mode;
+    aclnnStatus checked = ACLNN_ERR_PARAM_INVALID; // a handle that is not a live tensor
+    tensors().with(tensor, [&](const aclTensor& t) { checked = describe_context(t, execute_mode, *run); });
+    if (checked != ACLNN_SUCCESS) {
+        return checked;
+    }
+    *executor = executors().adopt(std::move(run));
+    *workspace_size = 0;
+    return ACLNN_SUCCESS;
+}
+
+// Queues the kernel; the executor is consumed only when the task is queued (CANN executors are
+// single-use), so a call rejected for its arguments can be retried.
+aclnnStatus launch(void* workspace, std::uint64_t workspace_size, aclOpExecutor* executor, aclrtStream stream) {
+    if (executor == nullptr || (workspace_size != 0 && workspace == nullptr)) {
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    const auto booted = Runtime::instance();
+    if (!booted) {
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    Runtime* rt = *booted;
+    Status queued = Status::ok;
+    const bool live = executors().with(executor, [&](const aclOpExecutor& run) {
+        queued = rt->launch_host_task(
+            to_stream(stream), [rt, run] { return run_kernel(*rt, run); }, "FfnWorkerScheduler");
+    });
+    if (!live) {
+        return ACLNN_ERR_PARAM_INVALID; // never made, or already run
+    }
+    if (failed(queued)) {
+        note_failure("aclnnInplaceFfnWorkerScheduler", to_code(queued), name_of(queued));
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    executors().take(executor);
+    return ACLNN_SUCCESS;
+}
+
+} // namespace
+} // namespace ferry::acl
+
+extern "C" {
+
+ACLNN_API aclnnStatus aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(aclTensor* scheduleContextRef,
+                                                                     int32_t syncGroupSize,
+                                                                     int32_t executeMode,
+                                                                     uint64_t* workspaceSize,
+                                                                     aclOpExecutor** executor) {
+    return ferry::acl::guarded(
+        "aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize",
+        [&] {
+            return ferry::acl::get_workspace_size(scheduleContextRef, syncGroupSize, executeMode,
+                                                  workspaceSize, executor);
+        },
+        ACLNN_ERR_INNER_CREATE_EXECUTOR, ACLNN_ERR_INNER);
+}
+
+ACLNN_API aclnnStatus aclnnInplaceFfnWorkerScheduler(void* workspace, uint64_t workspaceSize,
+                                                     aclOpExecutor* executor, aclrtStream stream) {
+    return ferry::acl::guarded(
+        "aclnnInplaceFfnWorkerScheduler",
+        [&] { return ferry::acl::launch(workspace, workspaceSize, executor, stream); },
+        ACLNN_ERR_INNER, ACLNN_ERR_INNER);
+}
+
+} // extern "C"
