@@ -35,34 +35,48 @@ TEST_CASE("a futex wait on a changed word returns at once") {
 TEST_CASE("a notification between prepare_wait and wait_until is not lost") {
     ferry::detail::EventCount event;
     const auto key = event.prepare_wait();
-    CHECK(event.waiters() == 1);
-    event.notify_one();                                    // arrives before the sleep
+    CHECK(event.has_sleepers());
+    event.notify();                                       // arrives before the sleep
+    CHECK_FALSE(event.has_sleepers());                    // consumed: later notifiers skip the syscall
     event.wait_until(key, clock_type::time_point::max()); // must return at once
-    CHECK(event.waiters() == 0);
 }
 
-TEST_CASE("cancel_wait withdraws the announcement; notify with no waiters is a no-op") {
+TEST_CASE("a consumed announcement cannot be slept on after someone else re-announces") {
+    // A announces, a notification consumes it, B announces again: A's key must not match.
     ferry::detail::EventCount event;
-    const auto key = event.prepare_wait();
-    event.cancel_wait();
-    CHECK(event.waiters() == 0);
-    event.notify_all();
-    CHECK(event.prepare_wait() == key); // no waiter: the epoch was not bumped
-    event.cancel_wait();
+    const auto key_a = event.prepare_wait();
+    event.notify();
+    const auto key_b = event.prepare_wait();
+    CHECK(key_a != key_b);
+    event.wait_until(key_a, clock_type::time_point::max()); // would hang if the epoch had not moved
+    CHECK(event.has_sleepers());                            // B's announcement stands
 }
 
-TEST_CASE("notify_all wakes every sleeper; a flag set before notify is seen by all") {
+TEST_CASE("notify with no announced sleeper changes nothing") {
+    ferry::detail::EventCount event;
+    event.notify();
+    const auto key = event.prepare_wait();
+    event.notify();
+    CHECK(event.prepare_wait() != key);
+}
+
+TEST_CASE("notify wakes every sleeper; a flag set before notify is seen by all") {
     constexpr int k_threads = 4;
     ferry::detail::EventCount event;
     std::atomic<bool> ready{false};
+    std::atomic<int> announced{0};
     std::atomic<int> woke{0};
     std::vector<std::thread> threads;
     for (int i = 0; i < k_threads; ++i) {
         threads.emplace_back([&] {
+            bool first = true;
             for (;;) {
                 const auto key = event.prepare_wait();
+                if (first) {
+                    announced.fetch_add(1);
+                    first = false;
+                }
                 if (ready.load()) {
-                    event.cancel_wait();
                     break;
                 }
                 event.wait_until(key, clock_type::time_point::max());
@@ -70,14 +84,14 @@ TEST_CASE("notify_all wakes every sleeper; a flag set before notify is seen by a
             woke.fetch_add(1);
         });
     }
-    while (event.waiters() < k_threads) {
+    while (announced.load() < k_threads) {
         std::this_thread::sleep_for(100us);
     }
+    std::this_thread::sleep_for(1ms); // most of them are asleep in the kernel by now
     ready.store(true);
-    event.notify_all();
+    event.notify();
     for (auto& t : threads) {
         t.join();
     }
     CHECK(woke.load() == k_threads);
-    CHECK(event.waiters() == 0);
 }

@@ -139,8 +139,8 @@ public:
     // Sticky and idempotent. Every thread blocked in send or receive wakes at once.
     void stop() noexcept {
         flags_.stopped.store(true, std::memory_order_seq_cst);
-        items_.notify_all();
-        slots_.notify_all();
+        items_.notify();
+        slots_.notify();
     }
     [[nodiscard]] bool stopped() const noexcept { return flags_.stopped.load(std::memory_order_acquire); }
 
@@ -148,7 +148,7 @@ public:
     // spsc: call it from the receiving side (it is a receive of everything).
     std::size_t clear() noexcept {
         const std::size_t dropped = ring_.clear();
-        slots_.notify_all();
+        slots_.notify();
         return dropped;
     }
 
@@ -188,7 +188,7 @@ private:
             if (!ring_.try_push(value)) {
                 return Status::full;
             }
-            items_.notify_one();
+            items_.notify();
             return Status::ok;
         });
     }
@@ -222,7 +222,7 @@ private:
         if (!ring_.try_pop(consume)) {
             return false;
         }
-        slots_.notify_one();
+        slots_.notify();
         return true;
     }
 
@@ -255,11 +255,9 @@ private:
         for (;;) {
             const auto key = event.prepare_wait();
             if (const Status s = attempt(); s != busy) {
-                event.cancel_wait();
                 return s;
             }
             if (bounded && clock::now() >= deadline) {
-                event.cancel_wait();
                 return Status::timed_out;
             }
             event.wait_until(key, deadline);

@@ -2,19 +2,27 @@
 // EventCount: "wait until a condition becomes true" for conditions that live in lock-free state.
 //
 // The shape is folly's EventCount / Baton (anchors.md §0, §2.4): a waiter announces itself
-// (prepare_wait), re-checks its condition, and only then sleeps on the epoch word with the epoch
-// it read before the re-check. A notifier changes the state first and then bumps the epoch. The
-// two sides meet on `waiters_` with acq_rel read-modify-writes (a Dekker pair): the RMWs are
-// totally ordered, so either the notifier's RMW reads the waiter's increment, or it comes first
-// and releases the state change to the waiter's acquiring increment, whose re-check then sees
-// it. No lost wake-up (poco #5213). The futex compares the epoch atomically, so a bump between
-// the re-check and the sleep makes the sleep return at once.
+// (prepare_wait), re-checks its condition, and only then sleeps on the futex word with the value
+// it announced. A notifier changes the state first and then looks at the word.
+//
+// The word is (epoch << 1) | sleepers_bit. prepare_wait sets the bit; a notifier that finds it
+// set clears it *and* bumps the epoch in one CAS, then wakes every sleeper. So:
+// - no lost wake-up (poco #5213): both sides meet on the word with acq_rel read-modify-writes
+//   (a Dekker pair); the RMWs are totally ordered, so either the notifier's RMW sees the bit, or
+//   it comes first and releases the state change to the waiter's acquiring fetch_or, whose
+//   re-check then sees it. A waiter whose announcement was consumed cannot fall asleep on it:
+//   the epoch moved, so the futex's value check fails and it returns at once.
+// - one syscall per wake-up, not per notification: after the bit is cleared, later notifiers
+//   see no sleeper and make no syscall until someone sleeps again. (A waiter *count* keeps
+//   counting a woken thread until it runs, and a busy producer would then pay a futex_wake per
+//   message while the consumer waits for a CPU — measured with a count first, see
+//   docs/performance/channel.md.)
+// - it wakes all sleepers: a woken thread that finds nothing re-announces and sleeps again.
+//   Each event has one kind of waiter (receivers or senders), at most one on an spsc channel.
 //
 // Why RMWs rather than seq_cst fences: the reasoning is the same, the cost on x86 is one locked
 // instruction either way, and ThreadSanitizer understands RMWs (GCC rejects atomic_thread_fence
 // under -fsanitize=thread, -Werror=tsan), so the CI's TSan run checks the real code.
-//
-// Notifiers pay one uncontended RMW when nobody waits: no syscall on the fast path.
 
 #include <atomic>
 #include <cstdint>
@@ -27,51 +35,39 @@ class EventCount {
 public:
     using Key = std::uint32_t;
 
-    // Announces a waiter. The caller must re-check its condition after this and then call either
-    // cancel_wait() or wait_until() with the returned key.
+    // Announces a sleeper. The caller must then re-check its condition and either give up (just
+    // return: a stale announcement costs a later notifier one empty wake) or call wait_until().
     [[nodiscard]] Key prepare_wait() noexcept {
-        waiters_.fetch_add(1, std::memory_order_acq_rel);
-        return epoch_.load(std::memory_order_acquire);
+        return word_.fetch_or(k_sleepers, std::memory_order_acq_rel) | k_sleepers;
     }
-
-    void cancel_wait() noexcept { waiters_.fetch_sub(1, std::memory_order_release); }
 
     // Sleeps unless a notification came after prepare_wait(). Returns on a wake, a spurious
-    // wake-up or the deadline; the waiter's announcement is withdrawn either way.
+    // wake-up or the deadline: callers loop on their own condition.
     void wait_until(Key key, futex_clock::time_point deadline) noexcept {
-        if (epoch_.load(std::memory_order_acquire) == key) {
-            futex_wait_until(epoch_, key, deadline);
-        }
-        waiters_.fetch_sub(1, std::memory_order_release);
+        futex_wait_until(word_, key, deadline);
     }
 
-    // Call after making a condition true. Wakes one sleeper: enough when one state change can
-    // satisfy one waiter (one item, one free slot).
-    void notify_one() noexcept { notify(1); }
+    // Call after making a condition true.
+    void notify() noexcept {
+        // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait().
+        std::uint32_t word = word_.fetch_add(0, std::memory_order_acq_rel);
+        while ((word & k_sleepers) != 0) {
+            // +1 clears the bit and carries into the epoch.
+            if (word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
+                futex_wake_all(word_);
+                return;
+            }
+        }
+    }
 
-    // Wakes every sleeper: stop() and clear() can satisfy them all at once.
-    void notify_all() noexcept { notify(-1); }
-
-    [[nodiscard]] std::uint32_t waiters() const noexcept {
-        return waiters_.load(std::memory_order_acquire);
+    // True while an announced sleeper has not been notified yet (tests and diagnostics).
+    [[nodiscard]] bool has_sleepers() const noexcept {
+        return (word_.load(std::memory_order_acquire) & k_sleepers) != 0;
     }
 
 private:
-    void notify(int count) noexcept {
-        // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait().
-        if (waiters_.fetch_add(0, std::memory_order_acq_rel) == 0) {
-            return;
-        }
-        epoch_.fetch_add(1, std::memory_order_release);
-        if (count < 0) {
-            futex_wake_all(epoch_);
-        } else {
-            futex_wake(epoch_, count);
-        }
-    }
-
-    std::atomic<std::uint32_t> epoch_{0};
-    std::atomic<std::uint32_t> waiters_{0};
+    static constexpr std::uint32_t k_sleepers = 1;
+    std::atomic<std::uint32_t> word_{0};
 };
 
 } // namespace ferry::detail

@@ -1,0 +1,158 @@
+// Throughput and round trip, each next to its baseline in the same binary (spec/quality.md):
+//   nonblocking/*  ferry spsc try_send/try_receive spinning   vs raw boost::lockfree::spsc_queue
+//   blocking/*     ferry spsc send/receive (forever)          vs mutex + condvar bounded queue
+//   pingpong/*     ferry spsc send/receive round trip          vs raw spsc_queue spinning
+// at capacities 2, 64 and 8192. tools/bench_channel_plot.py pairs each repetition with its
+// baseline (run with --benchmark_enable_random_interleaving) and reports median ratios.
+#include <benchmark/benchmark.h>
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include <cstdint>
+
+#include "harness.hpp"
+
+namespace {
+using ferry::Status;
+using ferry::bench::LockedQueue;
+using ferry::bench::round_trip_seconds;
+using ferry::bench::transfer_seconds;
+
+constexpr std::uint64_t k_nonblocking_messages = 1'000'000;
+constexpr std::uint64_t k_blocking_messages = 200'000;
+constexpr std::uint64_t k_round_trips = 50'000;
+
+template <std::size_t C>
+using raw_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<C>>;
+
+void finish(benchmark::State& state, std::uint64_t items, bool checksum_ok) {
+    state.SetItemsProcessed(static_cast<std::int64_t>(items) * state.iterations());
+    if (!checksum_ok) {
+        state.SkipWithError("checksum mismatch: a message was lost or duplicated");
+    }
+}
+
+template <std::size_t C>
+void nonblocking_ferry(benchmark::State& state) {
+    bool ok = true;
+    for (auto _ : state) {
+        ferry::Channel<std::uint64_t, C> ch;
+        state.SetIterationTime(transfer_seconds(
+            k_nonblocking_messages,
+            [&](std::uint64_t v) {
+                while (ch.try_send(v) != Status::ok) {
+                }
+            },
+            [&] {
+                for (;;) {
+                    if (auto r = ch.try_receive()) {
+                        return *r;
+                    }
+                }
+            },
+            ok));
+    }
+    finish(state, k_nonblocking_messages, ok);
+}
+
+template <std::size_t C>
+void nonblocking_boost(benchmark::State& state) {
+    bool ok = true;
+    for (auto _ : state) {
+        auto q = std::make_unique<raw_spsc<C>>();
+        state.SetIterationTime(transfer_seconds(
+            k_nonblocking_messages,
+            [&](std::uint64_t v) {
+                while (!q->push(v)) {
+                }
+            },
+            [&] {
+                std::uint64_t v = 0;
+                while (!q->pop(v)) {
+                }
+                return v;
+            },
+            ok));
+    }
+    finish(state, k_nonblocking_messages, ok);
+}
+
+template <std::size_t C>
+void blocking_ferry(benchmark::State& state) {
+    bool ok = true;
+    for (auto _ : state) {
+        ferry::Channel<std::uint64_t, C> ch;
+        state.SetIterationTime(transfer_seconds(
+            k_blocking_messages, [&](std::uint64_t v) { (void)ch.send(std::move(v)); },
+            [&] { return ch.receive().value_or(0); }, ok));
+    }
+    finish(state, k_blocking_messages, ok);
+}
+
+template <std::size_t C>
+void blocking_mutex(benchmark::State& state) {
+    bool ok = true;
+    for (auto _ : state) {
+        LockedQueue<std::uint64_t> q(C);
+        state.SetIterationTime(transfer_seconds(
+            k_blocking_messages, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok));
+    }
+    finish(state, k_blocking_messages, ok);
+}
+
+template <std::size_t C>
+void pingpong_ferry(benchmark::State& state) {
+    for (auto _ : state) {
+        ferry::Channel<std::uint64_t, C> there;
+        ferry::Channel<std::uint64_t, C> back;
+        state.SetIterationTime(round_trip_seconds(
+            k_round_trips,
+            [&](std::uint64_t v) {
+                (void)there.send(std::move(v));
+                benchmark::DoNotOptimize(back.receive());
+            },
+            [&] { (void)back.send(there.receive().value_or(0)); }));
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
+}
+
+template <std::size_t C>
+void pingpong_boost(benchmark::State& state) {
+    for (auto _ : state) {
+        auto there = std::make_unique<raw_spsc<C>>();
+        auto back = std::make_unique<raw_spsc<C>>();
+        state.SetIterationTime(round_trip_seconds(
+            k_round_trips,
+            [&](std::uint64_t v) {
+                while (!there->push(v)) {
+                }
+                std::uint64_t echo = 0;
+                while (!back->pop(echo)) {
+                }
+                benchmark::DoNotOptimize(echo);
+            },
+            [&] {
+                std::uint64_t v = 0;
+                while (!there->pop(v)) {
+                }
+                while (!back->push(v)) {
+                }
+            }));
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
+}
+
+#define FERRY_CHANNEL_PAIR(kind, ours, theirs, capacity)                                           \
+    BENCHMARK_TEMPLATE(ours, capacity)->Name(kind "/ferry/" #capacity)->UseManualTime()->Iterations(1); \
+    BENCHMARK_TEMPLATE(theirs, capacity)->Name(kind "/baseline/" #capacity)->UseManualTime()->Iterations(1)
+
+FERRY_CHANNEL_PAIR("nonblocking", nonblocking_ferry, nonblocking_boost, 2);
+FERRY_CHANNEL_PAIR("nonblocking", nonblocking_ferry, nonblocking_boost, 64);
+FERRY_CHANNEL_PAIR("nonblocking", nonblocking_ferry, nonblocking_boost, 8192);
+FERRY_CHANNEL_PAIR("blocking", blocking_ferry, blocking_mutex, 2);
+FERRY_CHANNEL_PAIR("blocking", blocking_ferry, blocking_mutex, 64);
+FERRY_CHANNEL_PAIR("blocking", blocking_ferry, blocking_mutex, 8192);
+FERRY_CHANNEL_PAIR("pingpong", pingpong_ferry, pingpong_boost, 2);
+FERRY_CHANNEL_PAIR("pingpong", pingpong_ferry, pingpong_boost, 64);
+FERRY_CHANNEL_PAIR("pingpong", pingpong_ferry, pingpong_boost, 8192);
+} // namespace
