@@ -1,0 +1,347 @@
+// bench/afd: the FFN scheduler against baselines measured in the same run of this binary.
+//
+//  latency/*  ready -> return: a producer thread publishes the flags of the micro batch the
+//             scheduler waits on; the figure is the time from just before the publishing store to
+//             the scheduler's return, per wait policy, against a bare flag-polling loop. Two
+//             regimes: the flags arrive at once ("hot": the waiter is still spinning) or after
+//             1 ms (the waiter has reached its slowest stage).
+//  copy/*     output bandwidth of one all-sync call on A=64, M=3, BS=256, K=9 (589,824 bytes of
+//             expert ids per call, plus the descriptor reset) against memcpy of the same bytes, and
+//             against memcpy followed by the memset the reset needs (the contract's least work).
+//  cpu/*      CPU time of a thread waiting 100 ms for flags that never come, per policy, against
+//             a bare polling loop (CLOCK_THREAD_CPUTIME_ID / wall time: 1.0 = one core).
+// The summary at the end prints each median with its 10th-90th percentile spread and the ratio to
+// its baseline. Two threads at most (the machines have 2 cores).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ferry/afd.hpp>
+
+using namespace ferry::afd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::map<std::string, std::vector<double>>& samples() {
+    static std::map<std::string, std::vector<double>> s;
+    return s;
+}
+
+std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// An FFN context with every buffer, all descriptors initially not ready.
+struct Ffn {
+    Geometry g;
+    ContextImage ctx;
+    std::vector<std::int32_t> info;
+    std::vector<std::byte> data = std::vector<std::byte>(512);
+    std::vector<std::int32_t> layer, session, micro_batch, experts;
+
+    explicit Ffn(Geometry geometry)
+        : g(geometry), info(*ffn_token_info_size(g) / 4), layer(g.session_num), session(g.session_num),
+          micro_batch(g.session_num), experts(*expert_ids_buffer_size(g) / 4) {
+        ScheduleContext s{};
+        s.common = {g.session_num, g.micro_batch_num, g.micro_batch_size, g.selected_expert_num, 8, 512, 512, 0, {}};
+        s.control.run_flag = 1;
+        s.ffn.token_info_buf = addr(info.data());
+        s.ffn.token_info_buf_size = 4 * info.size();
+        s.ffn.token_data_buf = addr(data.data());
+        s.ffn.token_data_buf_size = data.size();
+        s.ffn.layer_ids_buf = addr(layer.data());
+        s.ffn.layer_ids_buf_size = 4 * layer.size();
+        s.ffn.session_ids_buf = addr(session.data());
+        s.ffn.session_ids_buf_size = 4 * session.size();
+        s.ffn.micro_batch_ids_buf = addr(micro_batch.data());
+        s.ffn.micro_batch_ids_buf_size = 4 * micro_batch.size();
+        s.ffn.expert_ids_buf = addr(experts.data());
+        s.ffn.expert_ids_buf_size = 4 * experts.size();
+        ctx.view().store(s);
+        table().initialize();
+    }
+    FfnDescriptorTable table() { return {reinterpret_cast<std::byte*>(info.data()), g}; }
+    void publish(std::uint32_t mb) {
+        for (std::uint32_t s = 0; s < g.session_num; ++s) {
+            table().at(s, mb).set_flag(1);
+        }
+    }
+};
+
+double since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+// The producer side of one latency benchmark: waits for the consumer to announce round i, lets
+// `delay` pass, stamps the time and publishes.
+struct Producer {
+    std::atomic<std::int64_t> round{-1};
+    std::atomic<std::int64_t> stamp_ns{0};
+    std::atomic<bool> done{false};
+
+    template <typename Publish>
+    void run(std::chrono::microseconds delay, Publish&& publish) {
+        for (std::int64_t next = 0;; ++next) {
+            while (round.load(std::memory_order_acquire) < next) {
+                if (done.load(std::memory_order_acquire)) {
+                    return;
+                }
+            }
+            const auto until = Clock::now() + delay;
+            while (Clock::now() < until) {
+            }
+            stamp_ns.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+            publish(next);
+        }
+    }
+    double latency_us() const {
+        const Clock::time_point t0{Clock::duration(stamp_ns.load(std::memory_order_relaxed))};
+        return since(t0);
+    }
+};
+
+// `wait_once()` blocks until round `i`'s data is there and consumes it.
+template <typename WaitOnce, typename Publish>
+void measure_latency(benchmark::State& state, const std::string& name, WaitOnce&& wait_once, Publish&& publish) {
+    const std::chrono::microseconds delay(state.range(0));
+    Producer producer;
+    std::thread t([&] { producer.run(delay, publish); });
+    auto& out = samples()["latency/" + name + (delay.count() == 0 ? "/hot" : "/after_1ms")];
+    std::int64_t i = 0;
+    for (auto _ : state) {
+        producer.round.store(i, std::memory_order_release);
+        wait_once(i);
+        const double us = producer.latency_us(); // the flags' acquire orders the stamp before us
+        state.SetIterationTime(us / 1e6);
+        out.push_back(us);
+        ++i;
+    }
+    producer.done.store(true, std::memory_order_release);
+    t.join();
+}
+
+template <WaitPolicy Wait>
+void BM_latency_scheduler(benchmark::State& state, const char* name) {
+    Ffn ffn(Geometry{2, 2, 1, 1});
+    GroupSyncScheduler<Wait> scheduler;
+    measure_latency(
+        state, name,
+        [&](std::int64_t) {
+            if (scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 2) {
+                state.SkipWithError("scheduler returned no rows");
+            }
+        },
+        [&](std::int64_t i) { ffn.publish(static_cast<std::uint32_t>(i % 2)); });
+}
+
+void BM_latency_bare(benchmark::State& state) {
+    alignas(64) std::int32_t flags[2] = {0, 0};
+    measure_latency(
+        state, "bare_poll",
+        [&](std::int64_t i) {
+            std::atomic_ref<std::int32_t> f(flags[i % 2]);
+            while (f.load(std::memory_order_acquire) != 1) {
+            }
+            f.store(0, std::memory_order_relaxed);
+        },
+        [&](std::int64_t i) { std::atomic_ref<std::int32_t>(flags[i % 2]).store(1, std::memory_order_release); });
+}
+
+constexpr Geometry k_large{64, 3, 256, 9};
+constexpr std::size_t k_large_bytes = std::size_t{64} * 256 * 9 * 4;
+
+// Bandwidth in GB/s over the whole loop (its 64 flag stores per call included).
+double gigabytes_per_second(std::size_t bytes, Clock::time_point t0) {
+    return static_cast<double>(bytes) / 1e3 / since(t0);
+}
+
+template <Executor Exec>
+void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor) {
+    Ffn ffn(k_large);
+    GroupSyncScheduler<Spin, LowestReady, Exec> scheduler(Spin{}, LowestReady{}, std::move(executor));
+    std::uint32_t mb = 0;
+    const auto t0 = Clock::now();
+    for (auto _ : state) {
+        ffn.publish(mb); // re-arm what the previous call consumed
+        if (scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 64) {
+            state.SkipWithError("scheduler returned no rows");
+            break;
+        }
+        mb = (mb + 1) % 3;
+    }
+    const std::size_t bytes = state.iterations() * k_large_bytes;
+    samples()[std::string("copy/") + name].push_back(gigabytes_per_second(bytes, t0));
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
+void BM_copy_memcpy(benchmark::State& state) {
+    std::vector<std::byte> src(k_large_bytes, std::byte{1});
+    std::vector<std::byte> dst(k_large_bytes);
+    const auto t0 = Clock::now();
+    for (auto _ : state) {
+        std::memcpy(dst.data(), src.data(), k_large_bytes);
+        benchmark::DoNotOptimize(dst.data());
+        benchmark::ClobberMemory();
+    }
+    const std::size_t bytes = state.iterations() * k_large_bytes;
+    samples()["copy/memcpy"].push_back(gigabytes_per_second(bytes, t0));
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
+// The least work the contract asks of one call: copy the ids out and reset them (§2.6).
+void BM_copy_memcpy_memset(benchmark::State& state) {
+    std::vector<std::byte> src(k_large_bytes, std::byte{1});
+    std::vector<std::byte> dst(k_large_bytes);
+    const auto t0 = Clock::now();
+    for (auto _ : state) {
+        std::memcpy(dst.data(), src.data(), k_large_bytes);
+        std::memset(src.data(), 0x7F, k_large_bytes);
+        benchmark::DoNotOptimize(dst.data());
+        benchmark::ClobberMemory();
+    }
+    const std::size_t bytes = state.iterations() * k_large_bytes;
+    samples()["copy/memcpy_then_memset"].push_back(gigabytes_per_second(bytes, t0));
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// One waiter thread waits 100 ms for flags that never come; reports CPU seconds per wall second.
+template <typename Wait>
+void measure_cpu(benchmark::State& state, const std::string& name, Wait&& wait, std::atomic<bool>& stop) {
+    auto& out = samples()["cpu/" + name];
+    for (auto _ : state) {
+        stop.store(false);
+        double share = 0;
+        std::thread waiter([&] {
+            const double cpu0 = thread_cpu_seconds();
+            const auto t0 = Clock::now();
+            wait();
+            share = (thread_cpu_seconds() - cpu0) / (since(t0) / 1e6);
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        stop.store(true);
+        waiter.join();
+        out.push_back(share);
+        state.counters["core_share"] = share;
+    }
+}
+
+template <WaitPolicy W>
+void BM_cpu_scheduler(benchmark::State& state, const char* name) {
+    Ffn ffn(Geometry{2, 2, 1, 1});
+    std::atomic<bool> stop{false};
+    measure_cpu(
+        state, name,
+        [&] {
+            ffn.ctx.view().set_run_flag(1);
+            std::thread watch([&] {
+                while (!stop.load()) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+                ffn.ctx.view().set_run_flag(0); // the only way out of the wait, as in CANN
+            });
+            benchmark::DoNotOptimize(GroupSyncScheduler<W>{}.schedule_once(ffn.ctx.bytes.data(), std::nullopt));
+            watch.join();
+        },
+        stop);
+}
+
+void BM_cpu_bare(benchmark::State& state) {
+    std::atomic<bool> stop{false};
+    measure_cpu(
+        state, "bare_poll",
+        [&] {
+            while (!stop.load(std::memory_order_acquire)) {
+            }
+        },
+        stop);
+}
+
+struct Stats {
+    double median, p10, p90;
+};
+Stats stats(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double q) { return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]; };
+    return {at(0.5), at(0.1), at(0.9)};
+}
+
+void print_summary() {
+    const auto& all = samples();
+    std::printf("\n%-34s %12s %12s %12s %9s  %s\n", "figure", "median", "p10", "p90", "ratio", "baseline");
+    for (const auto& [name, values] : all) {
+        if (values.empty()) {
+            continue;
+        }
+        const std::string group = name.substr(0, name.find('/'));
+        std::string base;
+        if (group == "latency") {
+            base = "latency/bare_poll" + name.substr(name.rfind('/'));
+        } else if (group == "copy") {
+            base = "copy/memcpy";
+        } else {
+            base = "cpu/bare_poll";
+        }
+        const Stats s = stats(values);
+        const auto b = all.find(base);
+        const double ratio = b == all.end() || b->second.empty() ? 0 : s.median / stats(b->second).median;
+        std::printf("%-34s %12.3f %12.3f %12.3f %9.3f  %s\n", name.c_str(), s.median, s.p10, s.p90, ratio,
+                    base.c_str());
+    }
+    std::printf("(latency in microseconds, copy in GB/s, cpu in cores; ratio = median / baseline median)\n");
+}
+
+} // namespace
+
+// Registered here rather than with BENCHMARK_CAPTURE, which cannot name template instances.
+void register_all() {
+    // One registration per regime: many short waits, fewer 1 ms ones.
+    for (const auto& [delay_us, iterations] : {std::pair{0, 2000}, std::pair{1000, 300}}) {
+        const auto latency = [&](benchmark::internal::Benchmark* b) {
+            b->Arg(delay_us)->Iterations(iterations)->UseManualTime()->Repetitions(3);
+        };
+        latency(benchmark::RegisterBenchmark("latency/bare_poll", BM_latency_bare));
+        latency(benchmark::RegisterBenchmark("latency/spin", BM_latency_scheduler<Spin>, "spin"));
+        latency(benchmark::RegisterBenchmark("latency/spin_then_yield", BM_latency_scheduler<SpinThenYield<>>,
+                                             "spin_then_yield"));
+        latency(benchmark::RegisterBenchmark("latency/spin_then_park", BM_latency_scheduler<SpinThenPark<>>,
+                                             "spin_then_park"));
+    }
+    const auto copy = [](benchmark::internal::Benchmark* b) { b->Repetitions(7)->MinTime(0.2); };
+    copy(benchmark::RegisterBenchmark("copy/memcpy", BM_copy_memcpy));
+    copy(benchmark::RegisterBenchmark("copy/memcpy_then_memset", BM_copy_memcpy_memset));
+    copy(benchmark::RegisterBenchmark("copy/scheduler_serial", BM_copy_scheduler<SerialExecutor>,
+                                      "scheduler_serial", SerialExecutor{}));
+    copy(benchmark::RegisterBenchmark("copy/scheduler_pool_1_helper", [](benchmark::State& state) {
+        BM_copy_scheduler<PoolExecutor>(state, "scheduler_pool_1_helper", PoolExecutor(1));
+    }));
+    const auto cpu = [](benchmark::internal::Benchmark* b) { b->Iterations(1)->Repetitions(5); };
+    cpu(benchmark::RegisterBenchmark("cpu/bare_poll", BM_cpu_bare));
+    cpu(benchmark::RegisterBenchmark("cpu/spin", BM_cpu_scheduler<Spin>, "spin"));
+    cpu(benchmark::RegisterBenchmark("cpu/spin_then_yield", BM_cpu_scheduler<SpinThenYield<>>, "spin_then_yield"));
+    cpu(benchmark::RegisterBenchmark("cpu/spin_then_park", BM_cpu_scheduler<SpinThenPark<>>, "spin_then_park"));
+}
+
+int main(int argc, char** argv) {
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+        return 1;
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    print_summary();
+    return 0;
+}
