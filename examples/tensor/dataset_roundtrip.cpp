@@ -5,10 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <ferry/tensor.hpp>
 #include <iostream>
 #include <vector>
-
-#include <ferry/tensor.hpp>
 
 namespace {
 
@@ -34,9 +33,8 @@ bool build(ferry::Dataset& ds) {
     if (!matrix) {
         return false;
     }
-    return ferry::succeeded(ds.set_name("demo")) &&
-           add(ds, std::move(*matrix).into_item()) && add(ds, ferry::DataItem::from(labels)) &&
-           add(ds, ferry::DataItem::from(half, {1, 2})) &&
+    return ferry::succeeded(ds.set_name("demo")) && add(ds, std::move(*matrix).into_item()) &&
+           add(ds, ferry::DataItem::from(labels)) && add(ds, ferry::DataItem::from(half, {1, 2})) &&
            add(ds, ferry::DataItem::end_of_sequence());
 }
 

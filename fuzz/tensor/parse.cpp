@@ -6,9 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <span>
-
 #include <ferry/tensor/wire_format.hpp>
+#include <span>
 
 namespace {
 void check(bool ok) {

@@ -1,10 +1,8 @@
-#include <ferry/tensor/data_item.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
+#include <ferry/tensor/data_item.hpp>
 #include <vector>
 
 using ferry::DataItem;
@@ -55,9 +53,9 @@ TEST_CASE("creation rule 3: 128 dims pass, 129 fail", "[tensor][data_item]") {
 
 TEST_CASE("creation rule 4: a non-TENSOR kind with dims fails", "[tensor][data_item]") {
     const std::int64_t dims[2] = {1, 4};
-    for (const auto kind : {TensorKind::undefined, TensorKind::end_of_sequence,
-                            TensorKind::abnormal, TensorKind::slice_tensor,
-                            TensorKind::end_tensor, static_cast<TensorKind>(42)}) {
+    for (const auto kind :
+         {TensorKind::undefined, TensorKind::end_of_sequence, TensorKind::abnormal,
+          TensorKind::slice_tensor, TensorKind::end_tensor, static_cast<TensorKind>(42)}) {
         CAPTURE(static_cast<int>(kind));
         CHECK(DataItem::borrow(kind, dims, 2, DType::float32, nullptr, 0).status() ==
               Status::invalid_param);
@@ -68,9 +66,9 @@ TEST_CASE("creation rule 4: a non-TENSOR kind with dims fails", "[tensor][data_i
 
 TEST_CASE("a non-TENSOR item carries no dims, no dtype, no data, size 0", "[tensor][data_item]") {
     float data[4] = {1, 2, 3, 4};
-    for (const auto kind : {TensorKind::undefined, TensorKind::end_of_sequence,
-                            TensorKind::abnormal, TensorKind::slice_tensor,
-                            TensorKind::end_tensor}) {
+    for (const auto kind :
+         {TensorKind::undefined, TensorKind::end_of_sequence, TensorKind::abnormal,
+          TensorKind::slice_tensor, TensorKind::end_tensor}) {
         const auto item = DataItem::borrow(kind, nullptr, 0, DType::float32, data, 16);
         REQUIRE(item);
         CHECK(item->kind() == kind);
@@ -110,8 +108,8 @@ TEST_CASE("a TENSOR item borrows its data, accepts null data and any dtype",
     CHECK_FALSE(no_data->has_data());
     CHECK(no_data->bytes().empty());
 
-    const auto odd = DataItem::borrow(TensorKind::tensor, nullptr, 0, static_cast<DType>(99),
-                                      nullptr, 0);
+    const auto odd =
+        DataItem::borrow(TensorKind::tensor, nullptr, 0, static_cast<DType>(99), nullptr, 0);
     REQUIRE(odd);
     CHECK(static_cast<int>(odd->dtype()) == 99);
 }
@@ -211,8 +209,7 @@ TEST_CASE("copying: owning items deep-copy, borrowing items copy the reference",
     CHECK(assigned == *owned);
 }
 
-TEST_CASE("moving a 64 MiB owning item is O(1): the buffer changes hands",
-          "[tensor][data_item]") {
+TEST_CASE("moving a 64 MiB owning item is O(1): the buffer changes hands", "[tensor][data_item]") {
     std::vector<std::uint8_t> big(64u << 20, 7);
     auto item = DataItem::from(big);
     REQUIRE(item);

@@ -1,9 +1,7 @@
+#include <catch2/catch.hpp>
+#include <cstdint>
 #include <ferry/tensor/dataset.hpp>
 #include <ferry/tensor/wire_format.hpp>
-
-#include <catch2/catch.hpp>
-
-#include <cstdint>
 #include <vector>
 
 using ferry::DataItem;
@@ -40,9 +38,15 @@ DataItem item_at(std::byte* data) {
     const std::int64_t dims[1] = {4};
     return *DataItem::borrow(TensorKind::tensor, dims, 1, DType::float32, data, data ? 16 : 0);
 }
-DataItem host() { return item_at(host_block); }
-DataItem device() { return item_at(device_block); }
-DataItem null() { return item_at(nullptr); }
+DataItem host() {
+    return item_at(host_block);
+}
+DataItem device() {
+    return item_at(device_block);
+}
+DataItem null() {
+    return item_at(nullptr);
+}
 
 // Adds a then b; returns the second add's status.
 Status add_pair(DataItem a, DataItem b) {
@@ -155,8 +159,7 @@ TEST_CASE("a dataset filled by a receive takes no items", "[tensor][dataset]") {
     CHECK(received->add(host()) == Status::ok);
 }
 
-TEST_CASE("copies are deep and independent, moves keep payload addresses",
-          "[tensor][dataset]") {
+TEST_CASE("copies are deep and independent, moves keep payload addresses", "[tensor][dataset]") {
     Dataset ds;
     REQUIRE(ds.set_name("n") == Status::ok);
     REQUIRE(ds.add(*DataItem::from(std::vector<double>{1, 2, 3})) == Status::ok);

@@ -1,15 +1,15 @@
-#include <ferry/tensor/dims.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <ferry/tensor/dims.hpp>
 #include <vector>
 
 using ferry::DimsRef;
 
 namespace {
-std::size_t count_of(DimsRef d) { return d.size(); }
+std::size_t count_of(DimsRef d) {
+    return d.size();
+}
 } // namespace
 
 TEST_CASE("DimsRef binds to braced lists, vectors, arrays and spans", "[tensor][dims]") {

@@ -1,7 +1,5 @@
-#include <ferry/tensor/print.hpp>
-
 #include <catch2/catch.hpp>
-
+#include <ferry/tensor/print.hpp>
 #include <sstream>
 #include <string>
 #include <vector>

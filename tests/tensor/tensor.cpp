@@ -1,11 +1,9 @@
-#include <ferry/tensor/tensor.hpp>
-#include <ferry/tensor/wire_format.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <complex>
 #include <cstdint>
+#include <ferry/tensor/tensor.hpp>
+#include <ferry/tensor/wire_format.hpp>
 #include <limits>
 #include <vector>
 
@@ -17,18 +15,24 @@ using ferry::Tensor;
 
 // Reading a Tensor<T> as another type does not compile: there is no way to ask.
 template <typename Tn, typename U>
-concept readable_as = requires(const Tn& t) { t.template values<U>(); };
+concept readable_as = requires(const Tn& t) {
+    t.template values<U>();
+};
 static_assert(!readable_as<Tensor<float>, int>);
 static_assert(!readable_as<Tensor<float>, float>); // values() takes no type: it is T's
 static_assert(std::is_same_v<decltype(std::declval<const Tensor<float>&>().values()),
                              std::span<const float>>);
 // A Tensor<T> only exists for element types, and only builds from T values.
 template <typename T>
-concept tensor_of = requires { typename Tensor<T>; };
+concept tensor_of = requires {
+    typename Tensor<T>;
+};
 static_assert(!tensor_of<long double>);
 static_assert(!tensor_of<void*>);
 template <typename T, typename R>
-concept buildable_from = requires(const R& r) { Tensor<T>::from(r); };
+concept buildable_from = requires(const R& r) {
+    Tensor<T>::from(r);
+};
 static_assert(buildable_from<float, std::vector<float>>);
 static_assert(!buildable_from<float, std::vector<double>>);
 static_assert(!buildable_from<float, std::vector<int>>);
@@ -102,8 +106,7 @@ TEST_CASE("from_item checks kind, dtype and shape", "[tensor][tensor]") {
     CHECK(Tensor<float>::from_item(*floats));
     CHECK(Tensor<double>::from_item(*floats).status() == Status::unsupported_data_type);
     CHECK(Tensor<std::int32_t>::from_item(*floats).status() == Status::unsupported_data_type);
-    CHECK(Tensor<float>::from_item(DataItem::end_of_sequence()).status() ==
-          Status::invalid_param);
+    CHECK(Tensor<float>::from_item(DataItem::end_of_sequence()).status() == Status::invalid_param);
 }
 
 TEST_CASE("zeros, values and equality", "[tensor][tensor]") {

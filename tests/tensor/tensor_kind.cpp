@@ -1,7 +1,5 @@
-#include <ferry/tensor/tensor_kind.hpp>
-
 #include <catch2/catch.hpp>
-
+#include <ferry/tensor/tensor_kind.hpp>
 #include <string>
 
 using ferry::TensorKind;

@@ -1,10 +1,8 @@
-#include <ferry/tensor/wire_format.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
+#include <ferry/tensor/wire_format.hpp>
 #include <string>
 #include <vector>
 
@@ -131,15 +129,16 @@ TEST_CASE("serialize_into writes into a caller's buffer and checks its size", "[
 
 TEST_CASE("only TENSOR, END_OF_SEQUENCE and ABNORMAL are sent; nothing is written otherwise",
           "[tensor][wire]") {
-    for (const auto kind : {TensorKind::undefined, TensorKind::slice_tensor,
-                            TensorKind::end_tensor, static_cast<TensorKind>(7)}) {
+    for (const auto kind : {TensorKind::undefined, TensorKind::slice_tensor, TensorKind::end_tensor,
+                            static_cast<TensorKind>(7)}) {
         Dataset ds = sample();
         REQUIRE(ds.add(*DataItem::borrow(kind, nullptr, 0, DType::undefined, nullptr, 0)) ==
                 Status::ok);
         MessageBuffer out(1000, std::byte{0x5A});
         CHECK(ferry::serialized_size(ds).status() == Status::invalid_param);
         CHECK(ferry::serialize_into(ds, out).status() == Status::invalid_param);
-        CHECK(std::all_of(out.begin(), out.end(), [](std::byte b) { return b == std::byte{0x5A}; }));
+        CHECK(
+            std::all_of(out.begin(), out.end(), [](std::byte b) { return b == std::byte{0x5A}; }));
         CHECK(ferry::serialize(ds).status() == Status::invalid_param);
     }
 }
@@ -237,8 +236,7 @@ TEST_CASE("parse_into with a message buffer adopts it and hands back the previou
     CHECK(ds == sample());
 }
 
-TEST_CASE("parse_into refuses a dataset holding user items and changes nothing",
-          "[tensor][wire]") {
+TEST_CASE("parse_into refuses a dataset holding user items and changes nothing", "[tensor][wire]") {
     MessageBuffer msg = *ferry::serialize(sample());
     Dataset ds;
     REQUIRE(ds.add(DataItem::abnormal()) == Status::ok);
@@ -282,20 +280,20 @@ TEST_CASE("inconsistent or hostile headers are rejected", "[tensor][wire]") {
         std::memcpy(m.data() + offset, &value, sizeof value);
         return ferry::parse(m).status();
     };
-    CHECK(patched(0, std::int32_t{2}) == Status::failure);           // version
-    CHECK(patched(144, std::int32_t{-1}) == Status::failure);        // version of item 1
+    CHECK(patched(0, std::int32_t{2}) == Status::failure);               // version
+    CHECK(patched(144, std::int32_t{-1}) == Status::failure);            // version of item 1
     CHECK(patched(4, std::int32_t{5}) == Status::unsupported_data_type); // kind
     CHECK(patched(4, std::int32_t{-1}) == Status::unsupported_data_type);
-    CHECK(patched(8, std::uint32_t{1}) == Status::failure);          // cur_cnt
-    CHECK(patched(144 + 12, std::uint32_t{2}) == Status::failure);   // cnt disagrees
-    CHECK(patched(12, std::uint32_t{0}) == Status::failure);         // no items
+    CHECK(patched(8, std::uint32_t{1}) == Status::failure);           // cur_cnt
+    CHECK(patched(144 + 12, std::uint32_t{2}) == Status::failure);    // cnt disagrees
+    CHECK(patched(12, std::uint32_t{0}) == Status::failure);          // no items
     CHECK(patched(12, std::uint32_t{0xFFFFFFFF}) == Status::failure); // cnt beyond the buffer
-    CHECK(patched(20, std::uint32_t{129}) == Status::failure);       // dim_num
-    CHECK(patched(20, std::uint32_t{9}) == Status::failure);         // dims beyond the block
-    CHECK(patched(24, std::uint32_t{8}) == Status::failure);         // block shorter than dims
-    CHECK(patched(24, std::uint32_t{16 + 64}) == Status::failure);   // padding ≥ one unit
+    CHECK(patched(20, std::uint32_t{129}) == Status::failure);        // dim_num
+    CHECK(patched(20, std::uint32_t{9}) == Status::failure);          // dims beyond the block
+    CHECK(patched(24, std::uint32_t{8}) == Status::failure);          // block shorter than dims
+    CHECK(patched(24, std::uint32_t{16 + 64}) == Status::failure);    // padding ≥ one unit
     CHECK(patched(56, std::uint64_t{UINT64_MAX}) == Status::failure); // data_len overflow
-    CHECK(patched(56, std::uint64_t{17}) == Status::failure);        // payload shifted
+    CHECK(patched(56, std::uint64_t{17}) == Status::failure);         // payload shifted
     CHECK(patched(56, std::uint64_t{15}) == Status::failure);
 }
 

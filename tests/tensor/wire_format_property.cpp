@@ -2,12 +2,10 @@
 // including 0 and sizes that are not a multiple of 64, names) survive serialize → parse in every
 // parse form, and random corruptions of valid messages are rejected or parsed, never crash.
 
+#include <catch2/catch.hpp>
+#include <cstdint>
 #include <ferry/tensor/print.hpp>
 #include <ferry/tensor/wire_format.hpp>
-
-#include <catch2/catch.hpp>
-
-#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,10 +26,14 @@ std::size_t pick(Rng& rng, std::size_t n) {
 
 std::size_t random_size(Rng& rng) {
     switch (pick(rng, 6)) {
-    case 0: return 0;
-    case 1: return 64 * (1 + pick(rng, 4)); // a multiple of 64
-    case 2: return 1 + pick(rng, 63);
-    default: return pick(rng, 3000); // mostly not a multiple of 64
+    case 0:
+        return 0;
+    case 1:
+        return 64 * (1 + pick(rng, 4)); // a multiple of 64
+    case 2:
+        return 1 + pick(rng, 63);
+    default:
+        return pick(rng, 3000); // mostly not a multiple of 64
     }
 }
 
@@ -60,7 +62,7 @@ Dataset random_dataset(Rng& rng) {
     const std::size_t n = 1 + pick(rng, 6);
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t k = pick(rng, 5);
-        DataItem item = k == 0 ? DataItem::end_of_sequence()
+        DataItem item = k == 0   ? DataItem::end_of_sequence()
                         : k == 1 ? DataItem::abnormal()
                                  : random_tensor(rng);
         REQUIRE(ds.add(std::move(item)) == Status::ok);

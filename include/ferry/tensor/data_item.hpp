@@ -8,22 +8,20 @@
 // owned" — so `borrow` is that function; C++ callers normally use the owning `from`/`copy_of`.
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <new>
-#include <ranges>
-#include <span>
-#include <utility>
-
-#include <boost/container/small_vector.hpp>
-
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/tensor/dims.hpp>
 #include <ferry/tensor/tensor_kind.hpp>
+#include <memory>
+#include <new>
+#include <ranges>
+#include <span>
+#include <utility>
 
 namespace ferry {
 
@@ -37,7 +35,7 @@ struct SliceInfo {
 // A contiguous range whose elements ferry can carry (a std::vector<float>, std::array, span…).
 template <typename R>
 concept ElementRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                       Element<std::ranges::range_value_t<R>>;
+    Element<std::ranges::range_value_t<R>>;
 
 class DataItem;
 
@@ -136,8 +134,7 @@ public:
     }
     // Typed, borrowing: like `from`, but the item refers to `values`, which must outlive it.
     template <Element T, std::size_t Extent>
-    [[nodiscard]] static Result<DataItem> view(std::span<T, Extent> values,
-                                               DimsRef dims) noexcept {
+    [[nodiscard]] static Result<DataItem> view(std::span<T, Extent> values, DimsRef dims) noexcept {
         if (const Status s = check_typed_shape(dims, values.size()); failed(s)) {
             return s;
         }
@@ -150,7 +147,7 @@ public:
 
     // Any contiguous range the caller keeps alive (an lvalue container or a span/view).
     template <ElementRange R>
-        requires std::ranges::borrowed_range<R>
+    requires std::ranges::borrowed_range<R>
     [[nodiscard]] static Result<DataItem> view(R&& values, DimsRef dims) noexcept {
         return view(std::span(std::ranges::data(values), std::ranges::size(values)), dims);
     }

@@ -9,16 +9,15 @@
 // its payloads with no copy (spec/tdt.md §4: at most one payload copy from send to receive).
 
 #include <cstddef>
+#include <ferry/core/contract.hpp>
+#include <ferry/core/memory_kind.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/tensor/data_item.hpp>
 #include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <ferry/core/contract.hpp>
-#include <ferry/core/memory_kind.hpp>
-#include <ferry/core/status.hpp>
-#include <ferry/tensor/data_item.hpp>
 
 namespace ferry {
 

@@ -21,8 +21,8 @@ public:
     constexpr DimsRef(std::initializer_list<std::int64_t> dims) noexcept // NOLINT: implicit
         : dims_(dims.begin(), dims.size()) {}
     template <std::ranges::contiguous_range R>
-        requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, std::int64_t> &&
-                 std::ranges::sized_range<R>
+    requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, std::int64_t> &&
+        std::ranges::sized_range<R>
     constexpr DimsRef(const R& dims) noexcept // NOLINT: implicit by design
         : dims_(std::ranges::data(dims), std::ranges::size(dims)) {}
 

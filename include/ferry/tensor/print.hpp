@@ -6,13 +6,12 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
-#include <span>
-
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/float16.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dataset.hpp>
+#include <ostream>
+#include <span>
 
 namespace ferry {
 
@@ -50,22 +49,53 @@ bool print_values_as(std::ostream& os, const DataItem& item) {
 
 inline void print_values(std::ostream& os, const DataItem& item) {
     switch (item.dtype()) {
-    case DType::float32: print_values_as<float>(os, item); break;
-    case DType::float64: print_values_as<double>(os, item); break;
-    case DType::float16: print_values_as<float16>(os, item); break;
-    case DType::bfloat16: print_values_as<bfloat16>(os, item); break;
-    case DType::int8: print_values_as<std::int8_t>(os, item); break;
-    case DType::uint8: print_values_as<std::uint8_t>(os, item); break;
-    case DType::int16: print_values_as<std::int16_t>(os, item); break;
-    case DType::uint16: print_values_as<std::uint16_t>(os, item); break;
-    case DType::int32: print_values_as<std::int32_t>(os, item); break;
-    case DType::uint32: print_values_as<std::uint32_t>(os, item); break;
-    case DType::int64: print_values_as<std::int64_t>(os, item); break;
-    case DType::uint64: print_values_as<std::uint64_t>(os, item); break;
-    case DType::boolean: print_values_as<bool>(os, item); break;
-    case DType::complex64: print_values_as<std::complex<float>>(os, item); break;
-    case DType::complex128: print_values_as<std::complex<double>>(os, item); break;
-    default: break; // no C++ element type: sizes only
+    case DType::float32:
+        print_values_as<float>(os, item);
+        break;
+    case DType::float64:
+        print_values_as<double>(os, item);
+        break;
+    case DType::float16:
+        print_values_as<float16>(os, item);
+        break;
+    case DType::bfloat16:
+        print_values_as<bfloat16>(os, item);
+        break;
+    case DType::int8:
+        print_values_as<std::int8_t>(os, item);
+        break;
+    case DType::uint8:
+        print_values_as<std::uint8_t>(os, item);
+        break;
+    case DType::int16:
+        print_values_as<std::int16_t>(os, item);
+        break;
+    case DType::uint16:
+        print_values_as<std::uint16_t>(os, item);
+        break;
+    case DType::int32:
+        print_values_as<std::int32_t>(os, item);
+        break;
+    case DType::uint32:
+        print_values_as<std::uint32_t>(os, item);
+        break;
+    case DType::int64:
+        print_values_as<std::int64_t>(os, item);
+        break;
+    case DType::uint64:
+        print_values_as<std::uint64_t>(os, item);
+        break;
+    case DType::boolean:
+        print_values_as<bool>(os, item);
+        break;
+    case DType::complex64:
+        print_values_as<std::complex<float>>(os, item);
+        break;
+    case DType::complex128:
+        print_values_as<std::complex<double>>(os, item);
+        break;
+    default:
+        break; // no C++ element type: sizes only
     }
 }
 } // namespace detail

@@ -7,14 +7,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <span>
-#include <utility>
-
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dims.hpp>
+#include <span>
+#include <utility>
 
 namespace ferry {
 
@@ -26,7 +25,7 @@ public:
 
     // From values in row-major order; the element count of `dims` must be values.size().
     template <ElementRange R>
-        requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, T>
+    requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, T>
     [[nodiscard]] static Result<Tensor> from(const R& values, DimsRef dims) noexcept {
         Result<DataItem> item = DataItem::from(values, dims);
         if (!item) {
@@ -36,7 +35,7 @@ public:
     }
     // One-dimensional: dims = {values.size()}.
     template <ElementRange R>
-        requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, T>
+    requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, T>
     [[nodiscard]] static Result<Tensor> from(const R& values) noexcept {
         Result<DataItem> item = DataItem::from(values);
         if (!item) {
@@ -86,9 +85,7 @@ public:
     // The item, for a Dataset (O(1): the payload changes hands).
     [[nodiscard]] DataItem into_item() && noexcept { return std::move(item_); }
 
-    friend bool operator==(const Tensor& a, const Tensor& b) noexcept {
-        return a.item_ == b.item_;
-    }
+    friend bool operator==(const Tensor& a, const Tensor& b) noexcept { return a.item_ == b.item_; }
 
 private:
     explicit Tensor(DataItem&& item) noexcept : item_(std::move(item)) {}

@@ -22,26 +22,30 @@ inline constexpr std::size_t k_max_dims = 128;
 // The kinds a message may carry on the wire. tdt_facts.md §2.5: a sender accepts only TENSOR,
 // END_OF_SEQUENCE and ABNORMAL; §2.7: a receiver also accepts SLICE_TENSOR and END_TENSOR.
 [[nodiscard]] constexpr bool is_sendable(TensorKind k) noexcept {
-    return k == TensorKind::tensor || k == TensorKind::end_of_sequence ||
-           k == TensorKind::abnormal;
+    return k == TensorKind::tensor || k == TensorKind::end_of_sequence || k == TensorKind::abnormal;
 }
 [[nodiscard]] constexpr bool is_receivable(TensorKind k) noexcept {
     return static_cast<std::int32_t>(k) >= 0 && static_cast<std::int32_t>(k) <= 4;
 }
 // Kinds that carry dims, a dtype and a payload (tdt_facts.md §2.7: TENSOR, SLICE, END_TENSOR).
 [[nodiscard]] constexpr bool carries_tensor(TensorKind k) noexcept {
-    return k == TensorKind::tensor || k == TensorKind::slice_tensor ||
-           k == TensorKind::end_tensor;
+    return k == TensorKind::tensor || k == TensorKind::slice_tensor || k == TensorKind::end_tensor;
 }
 
 [[nodiscard]] constexpr const char* name_of(TensorKind k) noexcept {
     switch (k) {
-    case TensorKind::undefined: return "UNDEFINED";
-    case TensorKind::tensor: return "TENSOR";
-    case TensorKind::end_of_sequence: return "END_OF_SEQUENCE";
-    case TensorKind::abnormal: return "ABNORMAL";
-    case TensorKind::slice_tensor: return "SLICE_TENSOR";
-    case TensorKind::end_tensor: return "END_TENSOR";
+    case TensorKind::undefined:
+        return "UNDEFINED";
+    case TensorKind::tensor:
+        return "TENSOR";
+    case TensorKind::end_of_sequence:
+        return "END_OF_SEQUENCE";
+    case TensorKind::abnormal:
+        return "ABNORMAL";
+    case TensorKind::slice_tensor:
+        return "SLICE_TENSOR";
+    case TensorKind::end_tensor:
+        return "END_TENSOR";
     }
     return "INVALID"; // creation does not range-check kinds (§2.2 rule 4); printing must not fail
 }

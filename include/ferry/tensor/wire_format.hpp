@@ -12,23 +12,22 @@
 //   never an allocation larger than the buffer implies. Four forms:
 //   parse (owning copy), parse_view (items borrow the caller's buffer), parse_into(ds, bytes)
 //   (owning copy into an existing dataset, reusing its item storage) and
-//   parse_into_adopting(ds, message) (the dataset takes the message buffer and its items borrow from it: zero copies, and the
-//   dataset's previous buffer is handed back for reuse).
+//   parse_into_adopting(ds, message) (the dataset takes the message buffer and its items borrow
+//   from it: zero copies, and the dataset's previous buffer is handed back for reuse).
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
-#include <span>
-#include <utility>
-#include <vector>
-
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dataset.hpp>
 #include <ferry/tensor/detail/wire_layout.hpp>
 #include <ferry/tensor/detail/wire_reader.hpp>
+#include <new>
+#include <span>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 
@@ -185,10 +184,9 @@ enum class PayloadMode { copy, borrow };
             return Status::ok;
         }
         DataItem& item = items[next++];
-        return mode == PayloadMode::copy ? ItemAccess::assign_copy(item, w.fields, w.payload)
-                                         : ItemAccess::assign_view(item, w.fields,
-                                                                   w.payload.data(),
-                                                                   w.payload.size());
+        return mode == PayloadMode::copy
+                   ? ItemAccess::assign_copy(item, w.fields, w.payload)
+                   : ItemAccess::assign_view(item, w.fields, w.payload.data(), w.payload.size());
     });
     if (failed(s)) {
         ds.clear(); // only bad_alloc gets here: leave a valid, empty dataset behind

@@ -9,13 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
-
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/detail/wire_layout.hpp>
 #include <ferry/tensor/tensor_kind.hpp>
+#include <span>
 
 namespace ferry::detail {
 
@@ -74,7 +73,8 @@ struct WireSummary {
     const auto len = static_cast<std::size_t>(h.data_len);
     out.is_name = tensor_like && h.version == k_wire_version_name;
     // §2.7 step 6: markers get no dims and an undefined dtype; their dataLen is kept.
-    out.fields = {kind, tensor_like ? static_cast<DType>(h.dtype) : DType::undefined,
+    out.fields = {kind,
+                  tensor_like ? static_cast<DType>(h.dtype) : DType::undefined,
                   {dims_storage.data(), tensor_like ? h.dim_num : 0u},
                   {h.slice_num, h.slice_id}};
     out.payload = msg.subspan(payload_at, len);
