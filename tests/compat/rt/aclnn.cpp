@@ -1,0 +1,302 @@
+// aclCreateTensor / aclDestroyTensor and the two-phase aclnnInplaceFfnWorkerScheduler through the
+// C API: CANN's codes for every bad input (ffn_scheduler_facts.md §3.2–3.3, §4.2), stale handles
+// rejected, the seed 004 §6 configuration's results (§4.3), and a kernel failure reported by
+// aclrtSynchronizeStream (schedule-context.md §4).
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <ferry/afd/schedule_context.hpp>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_ffn_worker_scheduler.h"
+
+namespace {
+
+using ferry::afd::ScheduleContext;
+
+aclTensor* make_tensor(std::vector<std::int64_t> shape, void* data, aclDataType type = ACL_INT8) {
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    return aclCreateTensor(shape.data(), shape.size(), type, strides.data(), 0, ACL_FORMAT_ND, shape.data(),
+                           shape.size(), data);
+}
+
+void* device_alloc(std::size_t bytes) {
+    void* p = nullptr;
+    REQUIRE(aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
+    return p;
+}
+
+template <typename T>
+std::vector<T> download(const void* device, std::size_t count) {
+    std::vector<T> host(count);
+    REQUIRE(aclrtMemcpy(host.data(), count * sizeof(T), device, count * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST) ==
+            ACL_SUCCESS);
+    return host;
+}
+
+// Seed 004 §6: A = M = BS = 2, K = 5; every descriptor ready (flag 1), layer 55, ids 0..9.
+struct FfnFixture {
+    static constexpr std::uint32_t a = 2, m = 2, bs = 2, k = 5;
+    static constexpr std::uint64_t per_desc = 8 + 4 * bs * k;
+    ScheduleContext context{};
+    void* context_dev = device_alloc(sizeof(ScheduleContext));
+    void* token_info = device_alloc(a * m * per_desc);
+    void* token_data = device_alloc(1024);
+    void* layer_ids = device_alloc(4 * a);
+    void* session_ids = device_alloc(4 * a);
+    void* micro_batch_ids = device_alloc(4 * a);
+    void* expert_ids = device_alloc(4 * a * bs * k);
+    aclTensor* tensor = nullptr;
+
+    explicit FfnFixture(std::uint64_t polling_index = 1, std::int32_t run_flag = 1) {
+        std::vector<std::int32_t> descriptors;
+        for (std::uint32_t d = 0; d < a * m; ++d) {
+            descriptors.push_back(1);  // flag
+            descriptors.push_back(55); // layer_id
+            for (std::int32_t id = 0; id < static_cast<std::int32_t>(bs * k); ++id) {
+                descriptors.push_back(id);
+            }
+        }
+        upload(token_info, descriptors.data(), descriptors.size() * 4);
+        context.common = {a, m, bs, k, 8, 512, 512, 0, {}};
+        context.control.run_flag = run_flag;
+        auto addr = [](void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
+        context.ffn.token_info_buf = addr(token_info);
+        context.ffn.token_info_buf_size = a * m * per_desc;
+        context.ffn.token_data_buf = addr(token_data);
+        context.ffn.token_data_buf_size = 1024;
+        context.ffn.polling_index = polling_index;
+        context.ffn.layer_ids_buf = addr(layer_ids);
+        context.ffn.layer_ids_buf_size = 4 * a;
+        context.ffn.session_ids_buf = addr(session_ids);
+        context.ffn.session_ids_buf_size = 4 * a;
+        context.ffn.micro_batch_ids_buf = addr(micro_batch_ids);
+        context.ffn.micro_batch_ids_buf_size = 4 * a;
+        context.ffn.expert_ids_buf = addr(expert_ids);
+        context.ffn.expert_ids_buf_size = 4 * a * bs * k;
+        context.ffn.out_num = 77; // a failed call must leave it alone
+        store_context();
+        tensor = make_tensor({1024}, context_dev);
+        REQUIRE(tensor != nullptr);
+    }
+    ~FfnFixture() {
+        aclDestroyTensor(tensor);
+        for (void* p : {context_dev, token_info, token_data, layer_ids, session_ids, micro_batch_ids, expert_ids}) {
+            aclrtFree(p);
+        }
+    }
+    FfnFixture(const FfnFixture&) = delete;
+    FfnFixture& operator=(const FfnFixture&) = delete;
+
+    static void upload(void* device, const void* host, std::size_t bytes) {
+        REQUIRE(aclrtMemcpy(device, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    }
+    void store_context() { upload(context_dev, &context, sizeof context); }
+    ScheduleContext load_context() const {
+        ScheduleContext out{};
+        REQUIRE(aclrtMemcpy(&out, sizeof out, context_dev, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS);
+        return out;
+    }
+
+    // Both phases, then the stream synchronize that reports the kernel's outcome.
+    aclError run(std::int32_t sync_group_size, aclrtStream stream = nullptr) {
+        std::uint64_t workspace_size = 1;
+        aclOpExecutor* executor = nullptr;
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, sync_group_size, 0, &workspace_size,
+                                                               &executor) == ACLNN_SUCCESS);
+        REQUIRE(workspace_size == 0);
+        REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, stream) == ACLNN_SUCCESS);
+        return aclrtSynchronizeStream(stream);
+    }
+};
+
+struct Device {
+    Device() { REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS); }
+    ~Device() { aclrtResetDevice(0); }
+};
+
+const std::vector<std::int32_t> k_ids_twice = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+
+} // namespace
+
+TEST_CASE("aclCreateTensor rejects malformed descriptions with nullptr", "[compat][aclnn]") {
+    const std::int64_t dims[] = {1024};
+    const std::int64_t negative[] = {-1};
+    const std::int64_t nine[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const std::int64_t strides[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::int8_t data[1024] = {};
+    CHECK(aclCreateTensor(nullptr, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(negative, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(nine, 9, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, static_cast<aclDataType>(5), strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, ACL_DT_UNDEFINED, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, ACL_INT8, strides, -1, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, nullptr, 1, data) == nullptr);
+    const std::int64_t huge[] = {INT64_MAX, INT64_MAX};
+    CHECK(aclCreateTensor(huge, 2, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+
+    aclTensor* scalar = aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr);
+    CHECK(scalar != nullptr); // rank 0, no data: a valid description
+    CHECK(aclDestroyTensor(scalar) == ACLNN_SUCCESS);
+}
+
+TEST_CASE("aclDestroyTensor rejects stale and foreign handles", "[compat][aclnn]") {
+    std::int8_t data[1024] = {};
+    aclTensor* tensor = make_tensor({1024}, data);
+    REQUIRE(tensor != nullptr);
+    CHECK(aclDestroyTensor(nullptr) == ACLNN_SUCCESS); // like deleting nullptr: nothing to do
+    CHECK(aclDestroyTensor(tensor) == ACLNN_SUCCESS);
+    CHECK(aclDestroyTensor(tensor) == ACLNN_ERR_PARAM_INVALID);
+    CHECK(aclDestroyTensor(reinterpret_cast<const aclTensor*>(data)) == ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST_CASE("phase 1 returns CANN's codes for bad arguments", "[compat][aclnn]") {
+    std::int8_t data[1024] = {};
+    std::uint64_t workspace_size = 99;
+    aclOpExecutor* executor = nullptr;
+    aclTensor* good = make_tensor({1024}, data);
+    aclTensor* matrix = make_tensor({1024, 2}, data);
+    aclTensor* empty = make_tensor({0}, data);
+    REQUIRE((good != nullptr && matrix != nullptr && empty != nullptr));
+
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(nullptr, 1, 0, &workspace_size, &executor) ==
+          ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 0, nullptr, &executor) == ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 0, &workspace_size, nullptr) ==
+          ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
+          ACLNN_ERR_PARAM_INVALID); // invalid_input_dim
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(empty, 1, 0, &workspace_size, &executor) ==
+          ACLNN_ERR_PARAM_INVALID); // case_norm_empty_tensor
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 1, &workspace_size, &executor) ==
+          ACLNN_ERR_PARAM_INVALID); // invalid_input_excute_mode
+    CHECK(executor == nullptr);
+    CHECK(workspace_size == 99); // failures change nothing
+    // syncGroupSize is the kernel's to check (§3.2): phase 1 accepts 0.
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 0, 0, &workspace_size, &executor) == ACLNN_SUCCESS);
+    CHECK(executor != nullptr);
+    CHECK(workspace_size == 0);
+
+    aclDestroyTensor(matrix);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
+          ACLNN_ERR_PARAM_INVALID); // a destroyed tensor
+    aclDestroyTensor(good);
+    aclDestroyTensor(empty);
+}
+
+TEST_CASE("phase 2 checks its arguments and consumes the executor once", "[compat][aclnn]") {
+    const Device device;
+    FfnFixture f;
+    std::uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size, &executor) ==
+            ACLNN_SUCCESS);
+    int not_a_stream = 0;
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, nullptr, nullptr) == ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 64, executor, nullptr) == ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, &not_a_stream) == ACLNN_ERR_RUNTIME_ERROR);
+    CHECK(f.load_context().ffn.out_num == 77); // nothing ran
+    // The rejected calls left the executor usable; the tensor may go before phase 2.
+    REQUIRE(aclDestroyTensor(f.tensor) == ACLNN_SUCCESS);
+    f.tensor = nullptr;
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
+    CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_ERR_PARAM_INVALID); // used
+    CHECK(f.load_context().ffn.out_num == 2);
+}
+
+TEST_CASE("grouped mode on the seed's configuration gives §6.4's results", "[compat][aclnn]") {
+    const Device device;
+    aclrtStream stream = nullptr;
+    REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);
+    FfnFixture f(1);
+    REQUIRE(f.run(1, stream) == ACL_SUCCESS);
+    const ScheduleContext out = f.load_context();
+    CHECK(out.ffn.out_num == 2);
+    CHECK(out.ffn.polling_index == 1); // grouped mode does not touch it
+    CHECK(download<std::int32_t>(f.layer_ids, 2) == std::vector<std::int32_t>{55, 55});
+    CHECK(download<std::int32_t>(f.session_ids, 2) == std::vector<std::int32_t>{0, 1});
+    CHECK(download<std::int32_t>(f.micro_batch_ids, 2) == std::vector<std::int32_t>{0, 0});
+    CHECK(download<std::int32_t>(f.expert_ids, 20) == k_ids_twice);
+    // The micro batch 0 descriptors were reset (flag 0, ids 0x7F7F7F7F, layer kept); mb 1 untouched.
+    const auto descriptors = download<std::int32_t>(f.token_info, 4 * 12);
+    for (std::size_t d = 0; d < 4; ++d) {
+        const bool consumed = d % 2 == 0; // (session, mb) = (d / 2, d % 2)
+        CHECK(descriptors[d * 12] == (consumed ? 0 : 1));
+        CHECK(descriptors[d * 12 + 1] == 55);
+        CHECK(descriptors[d * 12 + 2] == (consumed ? 0x7F7F7F7F : 0));
+    }
+    CHECK(aclrtDestroyStream(stream) == ACL_SUCCESS);
+}
+
+TEST_CASE("all-sync mode consumes micro batch polling_index and advances it", "[compat][aclnn]") {
+    const Device device;
+    FfnFixture f(1);
+    REQUIRE(f.run(2) == ACL_SUCCESS); // sgs == A: one group
+    const ScheduleContext out = f.load_context();
+    CHECK(out.ffn.out_num == 2);
+    CHECK(out.ffn.polling_index == 0);
+    CHECK(download<std::int32_t>(f.micro_batch_ids, 2) == std::vector<std::int32_t>{1, 1});
+    CHECK(download<std::int32_t>(f.expert_ids, 20) == k_ids_twice);
+}
+
+TEST_CASE("run_flag 0 returns at once with nothing consumed", "[compat][aclnn]") {
+    const Device device;
+    FfnFixture f(1, 0);
+    REQUIRE(f.run(2) == ACL_SUCCESS);
+    CHECK(f.load_context().ffn.out_num == 0);
+    CHECK(f.load_context().ffn.polling_index == 1);
+}
+
+TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][aclnn]") {
+    const Device device;
+    SECTION("syncGroupSize that does not divide session_num") {
+        FfnFixture f;
+        CHECK(f.run(3) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+        CHECK(f.load_context().ffn.out_num == 77); // nothing modified
+        CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS); // reported once
+    }
+    SECTION("an output buffer outside runtime memory (registry resolver)") {
+        FfnFixture f;
+        std::vector<std::int32_t> host_ids(20);
+        f.context.ffn.expert_ids_buf = reinterpret_cast<std::uintptr_t>(host_ids.data());
+        f.store_context();
+        CHECK(f.run(1) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+        CHECK(host_ids == std::vector<std::int32_t>(20, 0));
+        CHECK(f.load_context().ffn.out_num == 77);
+    }
+    SECTION("an output buffer smaller than its size field claims") {
+        FfnFixture f;
+        f.context.ffn.expert_ids_buf_size = 4096;
+        f.context.ffn.expert_ids_buf = reinterpret_cast<std::uintptr_t>(f.layer_ids); // 8 bytes
+        f.store_context();
+        CHECK(f.run(1) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+    }
+    SECTION("the context itself outside runtime memory") {
+        std::vector<std::int8_t> host_context(1024);
+        aclTensor* tensor = make_tensor({1024}, host_context.data());
+        std::uint64_t workspace_size = 0;
+        aclOpExecutor* executor = nullptr;
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, 1, 0, &workspace_size, &executor) ==
+                ACLNN_SUCCESS);
+        REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
+        CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+        aclDestroyTensor(tensor);
+    }
+    SECTION("a context tensor shorter than 1024 bytes") {
+        FfnFixture f;
+        aclTensor* short_tensor = make_tensor({1023}, f.context_dev);
+        std::uint64_t workspace_size = 0;
+        aclOpExecutor* executor = nullptr;
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(short_tensor, 1, 0, &workspace_size, &executor) ==
+                ACLNN_SUCCESS);
+        REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
+        CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+        CHECK(f.load_context().ffn.out_num == 77);
+        aclDestroyTensor(short_tensor);
+    }
+}

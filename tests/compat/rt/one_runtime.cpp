@@ -1,0 +1,83 @@
+// One process, one runtime (issue 7): a program that calls both ferry-acl's C API and ferry's
+// header-only C++ API sees one set of devices, contexts, memory and one aclInit count — whether it
+// links the shared library (whose copies of the header-only singletons are bound to the program's
+// through the process-state exports, src/acl/rt/process_state.hpp) or the static one.
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include <ferry/runtime/init.hpp>
+#include <ferry/runtime/runtime.hpp>
+
+#include "acl/acl.h"
+
+namespace {
+ferry::Runtime& cxx_runtime() {
+    auto booted = ferry::Runtime::instance();
+    REQUIRE(booted.has_value());
+    return **booted;
+}
+} // namespace
+
+TEST_CASE("aclInit's reference count is ferry::initialize's", "[compat][one-runtime]") {
+    REQUIRE(aclInit(nullptr) == ACL_SUCCESS);
+    CHECK(ferry::initialize_count() == 1);
+    CHECK(ferry::initialize() == ferry::Status::repeat_initialize);
+    CHECK(aclInit(nullptr) == ACL_ERROR_REPEAT_INITIALIZE);
+    CHECK(ferry::initialize_count() == 3);
+    CHECK(ferry::finalize() == ferry::Status::ok);
+    CHECK(aclFinalize() == ACL_ERROR_REPEAT_FINALIZE);
+    CHECK(ferry::Runtime::boot_stage() == ferry::BootStage::init); // the C++ side saw the shutdown
+}
+
+TEST_CASE("the device set through the C API is the C++ thread's current device", "[compat][one-runtime]") {
+    REQUIRE(aclrtSetDevice(1) == ACL_SUCCESS);
+    ferry::Runtime& rt = cxx_runtime();
+    const auto device = rt.current_device();
+    REQUIRE(device.has_value());
+    CHECK(*device == 1);
+    CHECK(rt.primary_refs(1) == 1);
+    REQUIRE(rt.set_device(0) == ferry::Status::ok); // and the other way round
+    std::int32_t current = -1;
+    CHECK(aclrtGetDevice(&current) == ACL_SUCCESS);
+    CHECK(current == 0);
+    CHECK(aclrtResetDevice(1) == ACL_SUCCESS);
+    CHECK(rt.primary_refs(1) == 0);
+    CHECK(rt.reset_device(0) == ferry::Status::ok);
+}
+
+TEST_CASE("memory allocated on one side is known to the other", "[compat][one-runtime]") {
+    REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS);
+    ferry::Runtime& rt = cxx_runtime();
+    void* from_c = nullptr;
+    REQUIRE(aclrtMalloc(&from_c, 100, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
+    const auto found = rt.registry().find(from_c);
+    REQUIRE(found.has_value());
+    CHECK(found->kind == ferry::AllocationKind::device);
+    CHECK(found->device == 0);
+    CHECK(ferry::locate(from_c).kind == ferry::MemoryKind::device); // the runtime's locator is installed
+
+    const auto from_cxx = rt.malloc(64);
+    REQUIRE(from_cxx.has_value());
+    std::uint32_t pattern = 0xC0FFEE;
+    CHECK(aclrtMemcpy(*from_cxx, 64, &pattern, sizeof pattern, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    CHECK(aclrtFree(*from_cxx) == ACL_SUCCESS);
+    CHECK(rt.free(from_c) == ferry::Status::ok);
+    CHECK(aclrtFree(from_c) == ACL_ERROR_RT_MEMORY_FREE); // already freed by the C++ side
+    CHECK(aclrtResetDevice(0) == ACL_SUCCESS);
+}
+
+TEST_CASE("streams made by the C API run C++ host tasks", "[compat][one-runtime]") {
+    REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS);
+    ferry::Runtime& rt = cxx_runtime();
+    aclrtStream stream = nullptr;
+    REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);
+    int runs = 0;
+    REQUIRE(rt.launch_host_task(static_cast<ferry::Stream*>(stream), [&runs] { ++runs; }) == ferry::Status::ok);
+    CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS);
+    CHECK(runs == 1);
+    CHECK(rt.destroy_stream(static_cast<ferry::Stream*>(stream)) == ferry::Status::ok);
+    CHECK(aclrtDestroyStream(stream) == ACL_ERROR_RT_PARAM_INVALID);
+    CHECK(aclrtResetDevice(0) == ACL_SUCCESS);
+}
