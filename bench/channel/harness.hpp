@@ -18,6 +18,20 @@ namespace ferry::bench {
 
 using clock = std::chrono::steady_clock;
 
+// Retries `attempt` until it succeeds: a few CPU pauses, then a yield, so that a spinning side
+// does not burn its whole time slice while the other side waits for a CPU (the bench machines
+// have 2 shared cores). ferry and its baselines spin through this same loop.
+template <typename Attempt>
+void spin_until(Attempt attempt) {
+    for (unsigned tries = 1; !attempt(); ++tries) {
+        if (tries % 64 == 0) {
+            std::this_thread::yield();
+        } else {
+            ferry::detail::cpu_relax();
+        }
+    }
+}
+
 // The queue people write by hand: one mutex, two condition variables, a ring of `capacity`.
 template <typename T>
 class LockedQueue {

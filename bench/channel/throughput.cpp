@@ -2,6 +2,7 @@
 //   nonblocking/*  ferry spsc try_send/try_receive spinning   vs raw boost::lockfree::spsc_queue
 //   blocking/*     ferry spsc send/receive (forever)          vs mutex + condvar bounded queue
 //   pingpong/*     ferry spsc send/receive round trip          vs raw spsc_queue spinning
+// Spinning sides (ferry's try_ loops and the raw queues) all go through spin_until.
 // at capacities 2, 64 and 8192. tools/bench_channel_plot.py pairs each repetition with its
 // baseline (run with --benchmark_enable_random_interleaving) and reports median ratios.
 #include <benchmark/benchmark.h>
@@ -16,11 +17,12 @@ namespace {
 using ferry::Status;
 using ferry::bench::LockedQueue;
 using ferry::bench::round_trip_seconds;
+using ferry::bench::spin_until;
 using ferry::bench::transfer_seconds;
 
-constexpr std::uint64_t k_nonblocking_messages = 1'000'000;
+constexpr std::uint64_t k_nonblocking_messages = 400'000;
 constexpr std::uint64_t k_blocking_messages = 200'000;
-constexpr std::uint64_t k_round_trips = 50'000;
+constexpr std::uint64_t k_round_trips = 20'000;
 
 template <std::size_t C>
 using raw_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<C>>;
@@ -39,16 +41,15 @@ void nonblocking_ferry(benchmark::State& state) {
         ferry::Channel<std::uint64_t, C> ch;
         state.SetIterationTime(transfer_seconds(
             k_nonblocking_messages,
-            [&](std::uint64_t v) {
-                while (ch.try_send(v) != Status::ok) {
-                }
-            },
+            [&](std::uint64_t v) { spin_until([&] { return ch.try_send(std::uint64_t{v}) == Status::ok; }); },
             [&] {
-                for (;;) {
-                    if (auto r = ch.try_receive()) {
-                        return *r;
-                    }
-                }
+                std::uint64_t v = 0;
+                spin_until([&] {
+                    auto r = ch.try_receive();
+                    v = r.value_or(0);
+                    return r.has_value();
+                });
+                return v;
             },
             ok));
     }
@@ -62,14 +63,10 @@ void nonblocking_boost(benchmark::State& state) {
         auto q = std::make_unique<raw_spsc<C>>();
         state.SetIterationTime(transfer_seconds(
             k_nonblocking_messages,
-            [&](std::uint64_t v) {
-                while (!q->push(v)) {
-                }
-            },
+            [&](std::uint64_t v) { spin_until([&] { return q->push(v); }); },
             [&] {
                 std::uint64_t v = 0;
-                while (!q->pop(v)) {
-                }
+                spin_until([&] { return q->pop(v); });
                 return v;
             },
             ok));
@@ -124,19 +121,15 @@ void pingpong_boost(benchmark::State& state) {
         state.SetIterationTime(round_trip_seconds(
             k_round_trips,
             [&](std::uint64_t v) {
-                while (!there->push(v)) {
-                }
+                spin_until([&] { return there->push(v); });
                 std::uint64_t echo = 0;
-                while (!back->pop(echo)) {
-                }
+                spin_until([&] { return back->pop(echo); });
                 benchmark::DoNotOptimize(echo);
             },
             [&] {
                 std::uint64_t v = 0;
-                while (!there->pop(v)) {
-                }
-                while (!back->push(v)) {
-                }
+                spin_until([&] { return there->pop(v); });
+                spin_until([&] { return back->push(v); });
             }));
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
