@@ -107,66 +107,71 @@ void run(ferry::Runtime& rt, const ferry::LaunchPlan& plan) {
     REQUIRE(loaded->execute(rt) == ferry::Status::ok);
     REQUIRE(rt.synchronize_stream(nullptr) == ferry::Status::ok);
 }
+// Launches `name` once with `args` and returns y[0], which starts as 0xFFFFFFFF (untouched).
+uint32_t launch_once(ferry::Runtime& rt, uint32_t* y, const char* name,
+                     gert::AnnotatedKernelArgs&& args) {
+    REQUIRE(rt.memset(y, sizeof *y, 0xFF, sizeof *y) == ferry::Status::ok);
+    ferry::LaunchPlan plan;
+    REQUIRE(plan.add_launch(kernel_test::launch_info(name), std::move(args)) ==
+            ferry::ArgsError::none);
+    run(rt, plan);
+    uint32_t out = 0;
+    REQUIRE(rt.memcpy(&out, sizeof out, y, sizeof out, ferry::MemcpyKind::device_to_host) ==
+            ferry::Status::ok);
+    return out;
+}
+
+struct SeedFixture {
+    ferry::Runtime& rt = kernel_test::fresh_runtime();
+    uint32_t* y = static_cast<uint32_t*>(rt.malloc(sizeof(uint32_t)).value());
+    const uint32_t x = 0;
+    SeedFixture() { register_seed_kernels(rt); }
+};
 } // namespace
 
-TEST_CASE("the seed's three call examples, checked by kernels that validate their block",
-          "[kernel][compat][concurrency]") {
-    ferry::Runtime& rt = kernel_test::fresh_runtime();
-    register_seed_kernels(rt);
-    auto* y = static_cast<uint32_t*>(rt.malloc(sizeof(uint32_t)).value());
-    const uint32_t x = 0;
-    const auto launch = [&](const char* name, gert::AnnotatedKernelArgs&& args) {
-        REQUIRE(rt.memset(y, sizeof *y, 0xFF, sizeof *y) == ferry::Status::ok);
-        ferry::LaunchPlan plan;
-        REQUIRE(plan.add_launch(kernel_test::launch_info(name), std::move(args)) ==
-                ferry::ArgsError::none);
-        run(rt, plan);
-        uint32_t out = 0;
-        REQUIRE(rt.memcpy(&out, sizeof out, y, sizeof out, ferry::MemcpyKind::device_to_host) ==
-                ferry::Status::ok);
-        return out;
-    };
-    SECTION("fixed struct") {
-        for (const uint32_t length : {uint32_t{sizeof(MyTiling)}, uint32_t{sizeof(MyTiling) + 1}}) {
-            MyTiling tiling{length, 8U};
-            gert::AnnotatedKernelArgs args;
-            REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::CustomDataBlock{&tiling, sizeof(tiling)}) ==
-                         ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
-            CHECK(launch("tiling_kernel", std::move(args)) ==
-                  (length == sizeof(MyTiling) ? 8U : 0xFFFFFFFFU));
-        }
+TEST_CASE_METHOD(SeedFixture, "seed call example 1: fixed struct", "[kernel][compat][concurrency]") {
+    for (const uint32_t length : {uint32_t{sizeof(MyTiling)}, uint32_t{sizeof(MyTiling) + 1}}) {
+        MyTiling tiling{length, 8U};
+        gert::AnnotatedKernelArgs args;
+        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::CustomDataBlock{&tiling, sizeof(tiling)}) ==
+                     ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        CHECK(launch_once(rt, y, "tiling_kernel", std::move(args)) ==
+              (length == sizeof(MyTiling) ? 8U : 0xFFFFFFFFU));
     }
-    SECTION("self-describing header") {
-        const std::vector<int32_t> table = {1, 2, 3, 4, 5, 6};
-        for (const uint32_t magic : {kTableMagic, kTableMagic + 1}) {
-            std::vector<uint8_t> blob(sizeof(MyTableHeader) + table.size() * sizeof(int32_t), 0U);
-            auto* const header = reinterpret_cast<MyTableHeader*>(blob.data());
-            header->magic = magic;
-            header->tableLen = static_cast<uint32_t>(table.size());
-            std::copy(table.begin(), table.end(), reinterpret_cast<int32_t*>(header + 1));
-            gert::AnnotatedKernelArgs args;
-            REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::CustomDataBlock{blob.data(), blob.size()}) ==
-                         ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
-            CHECK(launch("table_kernel", std::move(args)) ==
-                  (magic == kTableMagic ? 21U : 0xFFFFFFFFU));
-        }
+}
+
+TEST_CASE_METHOD(SeedFixture, "seed call example 2: self-describing header",
+                 "[kernel][compat][concurrency]") {
+    const std::vector<int32_t> table = {1, 2, 3, 4, 5, 6};
+    for (const uint32_t magic : {kTableMagic, kTableMagic + 1}) {
+        std::vector<uint8_t> blob(sizeof(MyTableHeader) + table.size() * sizeof(int32_t), 0U);
+        auto* const header = reinterpret_cast<MyTableHeader*>(blob.data());
+        header->magic = magic;
+        header->tableLen = static_cast<uint32_t>(table.size());
+        std::copy(table.begin(), table.end(), reinterpret_cast<int32_t*>(header + 1));
+        gert::AnnotatedKernelArgs args;
+        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::CustomDataBlock{blob.data(), blob.size()}) ==
+                     ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        CHECK(launch_once(rt, y, "table_kernel", std::move(args)) ==
+              (magic == kTableMagic ? 21U : 0xFFFFFFFFU));
     }
-    SECTION("length slot") {
-        for (const uint64_t length : {uint64_t{sizeof(MyParams)}, uint64_t{sizeof(MyParams) - 1}}) {
-            MyParams params{8U, 8U};
-            gert::AnnotatedKernelArgs args;
-            REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::CustomDataBlock{&params, sizeof(params)}) ==
-                         ge::GRAPH_SUCCESS &&
-                     args.AppendArg(uint64_t{length}) == ge::GRAPH_SUCCESS &&
-                     args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
-            CHECK(args.slot_count() == 4);
-            CHECK(launch("params_kernel", std::move(args)) ==
-                  (length == sizeof(MyParams) ? 808U : 0xFFFFFFFFU));
-        }
+}
+
+TEST_CASE_METHOD(SeedFixture, "seed call example 3: length slot", "[kernel][compat][concurrency]") {
+    for (const uint64_t length : {uint64_t{sizeof(MyParams)}, uint64_t{sizeof(MyParams) - 1}}) {
+        MyParams params{8U, 8U};
+        gert::AnnotatedKernelArgs args;
+        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::CustomDataBlock{&params, sizeof(params)}) ==
+                     ge::GRAPH_SUCCESS &&
+                 args.AppendArg(uint64_t{length}) == ge::GRAPH_SUCCESS &&
+                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        CHECK(args.slot_count() == 4);
+        CHECK(launch_once(rt, y, "params_kernel", std::move(args)) ==
+              (length == sizeof(MyParams) ? 808U : 0xFFFFFFFFU));
     }
 }
