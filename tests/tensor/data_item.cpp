@@ -205,7 +205,8 @@ TEST_CASE("copying: owning items deep-copy, borrowing items copy the reference",
     DataItem assigned;
     assigned = *owned;
     CHECK(assigned == *owned);
-    assigned = assigned; // self-assignment keeps the value
+    const DataItem& alias = assigned;
+    assigned = alias; // self-assignment keeps the value
     CHECK(assigned == *owned);
 }
 

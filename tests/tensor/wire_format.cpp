@@ -14,6 +14,29 @@ using ferry::Status;
 using ferry::TensorKind;
 using ferry::detail::WireItemHeader;
 
+// Counts every allocation of this test program, so the steady-state receive loop below can show
+// that it allocates nothing (spec/tdt.md §4: no heap allocation per message in steady state).
+namespace {
+std::atomic<long> allocations{0};
+} // namespace
+// The standard replacement pair (malloc/free); GCC 12 mistakes it for a mismatch once inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void* operator new(std::size_t n) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n == 0 ? 1 : n)) {
+        return p;
+    }
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 namespace {
 WireItemHeader header_at(const MessageBuffer& m, std::size_t offset) {
     WireItemHeader h;
@@ -218,6 +241,37 @@ TEST_CASE("parse_into reuses item storage: no new payload buffers after warm-up"
     REQUIRE(ferry::parse_into(ds, *msg) == Status::ok);
     CHECK(ds[0].data() == first_payload); // the same buffer, refilled in place
     CHECK(ds == sample());
+}
+
+TEST_CASE("a receive loop allocates nothing after warm-up", "[tensor][wire]") {
+    Dataset named = sample();
+    REQUIRE(named.set_name("loop") == Status::ok);
+    const MessageBuffer msg = *ferry::serialize(named);
+    MessageBuffer in_flight; // what a channel hands over; comes back as the previous buffer
+    Dataset adopting;
+    Dataset copying;
+    auto one_message = [&] {
+        // The producer refills the returned buffer in place (serialize_into: no allocation
+        // once the buffer is big enough).
+        in_flight.resize(msg.size());
+        const auto written = ferry::serialize_into(named, in_flight);
+        const Status adopted = ferry::parse_into_adopting(adopting, in_flight);
+        const Status copied = ferry::parse_into(copying, std::span<const std::byte>(msg));
+        return written && succeeded(adopted) && succeeded(copied);
+    };
+    // Warm-up: the first messages size the two buffers that then go back and forth.
+    for (int warm_up = 0; warm_up < 3; ++warm_up) {
+        REQUIRE(one_message());
+    }
+    const long before = allocations.load();
+    bool all_ok = true;
+    for (int round = 0; round < 100; ++round) {
+        all_ok = one_message() && all_ok;
+    }
+    CHECK(all_ok);
+    CHECK(allocations.load() == before);
+    CHECK(adopting == named);
+    CHECK(copying == named);
 }
 
 TEST_CASE("parse_into with a message buffer adopts it and hands back the previous one",
