@@ -266,3 +266,22 @@ TEST_CASE("releasing a loaded plan frees its device memory; load needs a device"
     CHECK(ferry::load(small, plan).status() == Status::rt_memory_allocation); // 5000 B > 4 KiB
     CHECK(small.registry().size() == 0);
 }
+
+TEST_CASE("a plan released after a runtime shutdown touches nothing of the next runtime",
+          "[kernel][upload][concurrency]") {
+    ferry::Runtime& first = kernel_test::fresh_runtime();
+    const std::vector<std::byte> bytes(64, std::byte{3});
+    LaunchPlan plan;
+    REQUIRE(plan.add_launch(launch_info("k"), KernelArgs(CustomDataBlock{bytes.data(), 64})) ==
+            ArgsError::none);
+    auto old_plan = ferry::load(first, plan);
+    REQUIRE(old_plan.has_value());
+    ferry::Runtime& second = kernel_test::fresh_runtime(); // shuts `first` down
+    auto new_plan = ferry::load(second, plan);
+    REQUIRE(new_plan.has_value());
+    const std::size_t allocations = second.registry().size();
+    old_plan->release(); // its memory went with the first runtime: nothing to free here
+    CHECK(second.registry().size() == allocations);
+    CHECK(ferry::detail::block_directory().find(new_plan->block_address(0, 0)).has_value());
+    CHECK(second.memory_used(0) > 0);
+}

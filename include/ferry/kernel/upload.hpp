@@ -38,6 +38,7 @@ public:
             runtime_ = std::exchange(other.runtime_, nullptr);
             image_ = std::exchange(other.image_, nullptr);
             image_size_ = std::exchange(other.image_size_, 0);
+            owner_ = std::exchange(other.owner_, 0);
             launches_ = std::move(other.launches_);
             block_bases_ = std::move(other.block_bases_);
             workspace_bases_ = std::move(other.workspace_bases_);
@@ -114,6 +115,7 @@ private:
     Runtime* runtime_ = nullptr;
     std::byte* image_ = nullptr;
     std::size_t image_size_ = 0;
+    std::uint64_t owner_ = 0; // this load's entries in the block directory
     std::vector<Launch> launches_;
     std::vector<std::vector<const void*>> block_bases_;
     std::vector<void*> workspace_bases_;
@@ -125,7 +127,7 @@ inline void LoadedPlan::release() noexcept {
     }
     for (const auto& bases : block_bases_) {
         for (const void* base : bases) {
-            detail::block_directory().remove(static_cast<const std::byte*>(base));
+            detail::block_directory().remove(static_cast<const std::byte*>(base), owner_);
         }
     }
     // Free only into the runtime that allocated it: after a shutdown (which released all memory)
@@ -198,6 +200,7 @@ inline Result<LoadedPlan> LoadedPlan::load(Runtime& rt, std::span<const LaunchRe
         }
     }
     loaded.runtime_ = &rt;
+    loaded.owner_ = detail::block_directory().new_owner();
     for (const std::uint64_t offset : layout.workspace_offsets) {
         loaded.workspace_bases_.push_back(loaded.image_ + offset);
     }
@@ -209,7 +212,7 @@ inline Result<LoadedPlan> LoadedPlan::load(Runtime& rt, std::span<const LaunchRe
                                                        k_block_alignment);
             bases.push_back(loaded.image_ + offset);
             detail::block_directory().add(loaded.image_ + offset,
-                                          static_cast<std::size_t>(end - offset));
+                                          static_cast<std::size_t>(end - offset), loaded.owner_);
         }
         const LaunchRecord& r = launches[l];
         loaded.launches_.push_back(
