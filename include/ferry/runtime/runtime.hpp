@@ -41,6 +41,7 @@
 #include <ferry/runtime/launch.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/memory.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <ferry/runtime/stream.hpp>
 
 namespace ferry {
@@ -106,6 +107,9 @@ public:
     [[nodiscard]] Status free_host(void* p) { return memory_.free(p, AllocationKind::host); }
     [[nodiscard]] Status memcpy(void* dst, std::size_t dest_max, const void* src, std::size_t count,
                                 MemcpyKind kind) {
+        if (!profiler().enabled()) {
+            return memory_.copy(dst, dest_max, src, count, kind);
+        }
         ProfileScope scope("memcpy", "memcpy", current_device().value_or(k_host_trace_device));
         return memory_.copy(dst, dest_max, src, count, kind);
     }
