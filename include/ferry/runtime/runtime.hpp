@@ -176,8 +176,9 @@ public:
     template <HostKernelBody F>
     [[nodiscard]] Status launch(F body, std::uint32_t block_dim, ArgsImage args, Stream* stream,
                                 std::string name = "host_kernel") {
-        return enqueue_kernel(HostKernel(std::move(body)), nullptr, std::move(name), block_dim,
-                              std::move(args), stream);
+        auto kernel = std::make_shared<const Kernel>(
+            Kernel{nullptr, std::move(name), std::nullopt, HostKernel(std::move(body)), nullptr});
+        return enqueue_kernel(std::move(kernel), block_dim, std::move(args), stream);
     }
 
     // ---- callbacks ----
@@ -207,9 +208,8 @@ private:
     void on_task_failure(const TaskFailure& failure);
     [[nodiscard]] Status launch_kernel(Result<std::shared_ptr<const Kernel>> kernel,
                                        std::uint32_t block_dim, ArgsImage args, Stream* stream);
-    [[nodiscard]] Status enqueue_kernel(HostKernel body, std::shared_ptr<const Kernel> owner,
-                                        std::string name, std::uint32_t block_dim, ArgsImage args,
-                                        Stream* stream);
+    [[nodiscard]] Status enqueue_kernel(std::shared_ptr<const Kernel> kernel,
+                                        std::uint32_t block_dim, ArgsImage args, Stream* stream);
 
     const RuntimeConfig config_;
     DeviceManager devices_;

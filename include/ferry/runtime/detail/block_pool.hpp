@@ -35,7 +35,10 @@ public:
     // Runs body(i) once for every i in [0, n) and returns when all have returned. `body` must not
     // throw (the caller wraps the kernel and records its failure).
     void run(std::uint32_t n, const std::function<void(std::uint32_t)>& body) {
-        if (n == 0) {
+        if (n == 1 || threads_.empty()) { // nothing to share: no job, no locks
+            for (std::uint32_t i = 0; i < n; ++i) {
+                body(i);
+            }
             return;
         }
         auto job = std::make_shared<Job>(n, &body);

@@ -345,15 +345,14 @@ inline Status Runtime::launch_kernel(Result<std::shared_ptr<const Kernel>> kerne
     if (!kernel) {
         return kernel.status();
     }
-    const std::shared_ptr<const Kernel>& k = *kernel;
-    return enqueue_kernel(k->body, k, k->name, block_dim, std::move(args), stream);
+    return enqueue_kernel(std::move(*kernel), block_dim, std::move(args), stream);
 }
 
 // The kernel task runs every block on the pool and rethrows the first block's exception, which
-// the stream turns into the task's failure (with the block index in the message).
-inline Status Runtime::enqueue_kernel(HostKernel body, std::shared_ptr<const Kernel> owner,
-                                      std::string name, std::uint32_t block_dim, ArgsImage args,
-                                      Stream* stream) {
+// the stream turns into the task's failure (with the block index in the message). The task holds
+// the Kernel (and through it the Program), so unregistering the program cannot pull it away.
+inline Status Runtime::enqueue_kernel(std::shared_ptr<const Kernel> kernel, std::uint32_t block_dim,
+                                      ArgsImage args, Stream* stream) {
     if (block_dim == 0 || block_dim > k_max_block_dim) {
         return Status::rt_param_invalid;
     }
@@ -362,15 +361,16 @@ inline Status Runtime::enqueue_kernel(HostKernel body, std::shared_ptr<const Ker
         return target.status();
     }
     Stream* raw = target->get(); // the task runs on this stream's own thread: it outlives the task
-    auto task = [this, body = std::move(body), owner = std::move(owner), name, block_dim,
-                 args = std::move(args), raw]() -> Status {
+    std::string name = kernel->name;
+    auto task = [this, kernel = std::move(kernel), block_dim, args = std::move(args),
+                 raw]() -> Status {
         std::mutex mutex;
         std::string first_failure;
         const std::function<void(std::uint32_t)> block = [&](std::uint32_t index) {
             const KernelContext context{index,       block_dim,   raw->device(), raw,
-                                        args.slots(), args.data(), args.size(),   name};
+                                        args.slots(), args.data(), args.size(),   kernel->name};
             try {
-                body(context);
+                kernel->body(context);
             } catch (const std::exception& e) {
                 std::lock_guard lock(mutex);
                 if (first_failure.empty()) {
