@@ -8,15 +8,16 @@
 // The bookkeeping (reference counts, ownership of streams and events) is in DeviceManager
 // (device.hpp); a Context is its identity.
 
-#include <atomic>
 #include <cstdint>
+
+#include <ferry/runtime/detail/keeper.hpp>
 
 namespace ferry {
 
 class Context {
 public:
     Context(std::int32_t device, std::uint32_t ts, bool primary) noexcept
-        : id_(next_id().fetch_add(1) + 1), device_(device), ts_(ts), primary_(primary) {}
+        : id_(detail::next_object_id()), device_(device), ts_(ts), primary_(primary) {}
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
 
@@ -27,11 +28,6 @@ public:
     [[nodiscard]] bool primary() const noexcept { return primary_; }
 
 private:
-    static std::atomic<std::uint64_t>& next_id() noexcept {
-        static std::atomic<std::uint64_t> counter{0};
-        return counter;
-    }
-
     const std::uint64_t id_;
     const std::int32_t device_;
     const std::uint32_t ts_;

@@ -233,7 +233,7 @@ public:
         if (context == nullptr) {
             return Status::rt_context_null;
         }
-        auto event = std::make_shared<Event>(next_id(), context->device());
+        auto event = std::make_shared<Event>(detail::next_object_id(), context->device());
         Event* handle = event.get();
         events_.emplace(handle, EventEntry{std::move(event), context});
         contexts_.at(context).events.push_back(handle);
@@ -294,11 +294,6 @@ private:
         const Context* owner = nullptr;
     };
 
-    static std::uint64_t next_id() noexcept {
-        static std::atomic<std::uint64_t> counter{0};
-        return counter.fetch_add(1) + 1;
-    }
-
     const Context* add_context(std::int32_t device, std::uint32_t ts, bool primary) {
         auto context = std::make_shared<Context>(device, ts, primary);
         const Context* handle = context.get();
@@ -307,7 +302,8 @@ private:
     }
 
     Stream* add_stream(const Context* context, bool is_default) {
-        auto stream = std::make_shared<Stream>(next_id(), context->device(), on_failure_);
+        auto stream =
+            std::make_shared<Stream>(detail::next_object_id(), context->device(), on_failure_);
         Stream* handle = stream.get();
         streams_.emplace(handle, StreamEntry{std::move(stream), context, is_default});
         contexts_.at(context).streams.push_back(handle);

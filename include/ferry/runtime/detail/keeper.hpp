@@ -25,6 +25,9 @@ struct RuntimeKeeper {
     std::atomic<Runtime*> runtime{nullptr};
     std::atomic<std::uint64_t> attempts{0}; // finished boot attempts, successful or not
     std::atomic<bool> exiting{false};       // set by the atexit handler
+    // Ids of contexts, streams and events: unique for the life of the process, shared by every
+    // module of it (the keeper is the one process-state object the C shim exports).
+    std::atomic<std::uint64_t> next_object_id{0};
 
     std::mutex mutex; // guards the members below
     std::string error;
@@ -41,6 +44,10 @@ struct RuntimeKeeper {
 [[nodiscard]] inline RuntimeKeeper& keeper() {
     static RuntimeKeeper* const instance = new RuntimeKeeper; // leaked on purpose (see above)
     return *instance;
+}
+
+[[nodiscard]] inline std::uint64_t next_object_id() noexcept {
+    return keeper().next_object_id.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 } // namespace detail
