@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 using ferry::bench::clock;
 using ferry::bench::quantile;
 
-constexpr int k_samples = 200;
+constexpr int k_samples = 100;
 constexpr auto k_wait = 1ms;
 
 double micros(clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }

@@ -33,7 +33,7 @@ TEST_CASE("a futex wait on a changed word returns at once") {
 }
 
 TEST_CASE("a notification between prepare_wait and wait_until is not lost") {
-    ferry::detail::EventCount event;
+    ferry::detail::EventCount event(GENERATE(true, false)); // membarrier and RMW modes
     const auto key = event.prepare_wait();
     CHECK(event.has_sleepers());
     event.notify();                                       // arrives before the sleep
@@ -43,7 +43,7 @@ TEST_CASE("a notification between prepare_wait and wait_until is not lost") {
 
 TEST_CASE("a consumed announcement cannot be slept on after someone else re-announces") {
     // A announces, a notification consumes it, B announces again: A's key must not match.
-    ferry::detail::EventCount event;
+    ferry::detail::EventCount event(GENERATE(true, false)); // membarrier and RMW modes
     const auto key_a = event.prepare_wait();
     event.notify();
     const auto key_b = event.prepare_wait();
@@ -53,7 +53,7 @@ TEST_CASE("a consumed announcement cannot be slept on after someone else re-anno
 }
 
 TEST_CASE("notify with no announced sleeper changes nothing") {
-    ferry::detail::EventCount event;
+    ferry::detail::EventCount event(GENERATE(true, false)); // membarrier and RMW modes
     event.notify();
     const auto key = event.prepare_wait();
     event.notify();
@@ -62,7 +62,7 @@ TEST_CASE("notify with no announced sleeper changes nothing") {
 
 TEST_CASE("notify wakes every sleeper; a flag set before notify is seen by all") {
     constexpr int k_threads = 4;
-    ferry::detail::EventCount event;
+    ferry::detail::EventCount event(GENERATE(true, false)); // membarrier and RMW modes
     std::atomic<bool> ready{false};
     std::atomic<int> announced{0};
     std::atomic<int> woke{0};

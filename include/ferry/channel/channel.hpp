@@ -287,7 +287,9 @@ private:
     struct alignas(detail::k_false_sharing_range) BlockedCount {
         std::atomic<std::size_t> count{0};
     };
-    struct alignas(detail::k_false_sharing_range) PaddedEvent : detail::EventCount {};
+    struct alignas(detail::k_false_sharing_range) PaddedEvent : detail::EventCount {
+        PaddedEvent() noexcept : detail::EventCount(Policy::asymmetric_barrier) {}
+    };
 
     detail::ring_for<T, Capacity, Policy> ring_;
     Flags flags_;

@@ -11,6 +11,11 @@
 // parks on a futex. 0 parks at once, which suits long timeouts on small machines (anchors.md §2.4,
 // concurrentqueue #286: spinning can dominate a profile); the default covers a hand-off between
 // two running threads, which is the common case on the data path.
+//
+// asymmetric_barrier chooses who pays for "did anyone fall asleep?" (detail/event_count.hpp):
+// true (default) makes every send and receive free of locked instructions and makes a thread
+// that parks pay one membarrier(2) syscall; false makes every send and receive pay one atomic
+// RMW and parking cheaper. Without kernel support for membarrier, true behaves as false.
 
 #include <concepts>
 
@@ -20,12 +25,14 @@ struct spsc {
     static constexpr bool multi_producer = false;
     static constexpr bool multi_consumer = false;
     static constexpr unsigned spin_limit = 256;
+    static constexpr bool asymmetric_barrier = true;
 };
 
 struct mpmc {
     static constexpr bool multi_producer = true;
     static constexpr bool multi_consumer = true;
     static constexpr unsigned spin_limit = 256;
+    static constexpr bool asymmetric_barrier = true;
 };
 
 template <typename P>
@@ -33,6 +40,7 @@ concept ChannelPolicy = requires {
     { P::multi_producer } -> std::convertible_to<bool>;
     { P::multi_consumer } -> std::convertible_to<bool>;
     { P::spin_limit } -> std::convertible_to<unsigned>;
+    { P::asymmetric_barrier } -> std::convertible_to<bool>;
 } && (P::multi_producer == P::multi_consumer); // spsc or mpmc: the two rings that exist
 
 } // namespace ferry

@@ -7,11 +7,16 @@
 //
 // The word is (epoch << 1) | sleepers_bit. prepare_wait sets the bit; a notifier that finds it
 // set clears it *and* bumps the epoch in one CAS, then wakes every sleeper. So:
-// - no lost wake-up (poco #5213): both sides meet on the word with acq_rel read-modify-writes
-//   (a Dekker pair); the RMWs are totally ordered, so either the notifier's RMW sees the bit, or
-//   it comes first and releases the state change to the waiter's acquiring fetch_or, whose
-//   re-check then sees it. A waiter whose announcement was consumed cannot fall asleep on it:
-//   the epoch moved, so the futex's value check fails and it returns at once.
+// - no lost wake-up (poco #5213): announcing and notifying form a Dekker pair (each side stores,
+//   then loads the other's word), so each side needs a full barrier between its store and its
+//   load. By default the waiter, which is about to sleep anyway, pays for both with one
+//   membarrier (AsymmetricBarrier, barrier.hpp) and the notifier — every send and receive — pays
+//   nothing but a plain load. Where membarrier is unavailable, or the policy asks for symmetric
+//   barriers, both sides use acq_rel RMWs on the word instead: they are totally ordered, so
+//   either the notifier's RMW sees the bit, or it comes first and releases the state change to
+//   the waiter's acquiring fetch_or, whose re-check then sees it.
+//   A waiter whose announcement was consumed cannot fall asleep on it: the epoch moved, so the
+//   futex's value check fails and it returns at once.
 // - one syscall per wake-up, not per notification: after the bit is cleared, later notifiers
 //   see no sleeper and make no syscall until someone sleeps again. (A waiter *count* keeps
 //   counting a woken thread until it runs, and a busy producer would then pay a futex_wake per
@@ -20,13 +25,14 @@
 // - it wakes all sleepers: a woken thread that finds nothing re-announces and sleeps again.
 //   Each event has one kind of waiter (receivers or senders), at most one on an spsc channel.
 //
-// Why RMWs rather than seq_cst fences: the reasoning is the same, the cost on x86 is one locked
-// instruction either way, and ThreadSanitizer understands RMWs (GCC rejects atomic_thread_fence
-// under -fsanitize=thread, -Werror=tsan), so the CI's TSan run checks the real code.
+// Why RMWs rather than seq_cst fences in the symmetric mode: the reasoning is the same, the cost
+// on x86 is one locked instruction either way, and GCC rejects atomic_thread_fence under
+// -fsanitize=thread (-Werror=tsan).
 
 #include <atomic>
 #include <cstdint>
 
+#include <ferry/channel/detail/barrier.hpp>
 #include <ferry/channel/detail/futex.hpp>
 
 namespace ferry::detail {
@@ -35,10 +41,20 @@ class EventCount {
 public:
     using Key = std::uint32_t;
 
+    // asymmetric: use membarrier when the kernel allows it (see above); false forces RMWs.
+    explicit EventCount(bool asymmetric = true) noexcept
+        : asymmetric_(asymmetric && AsymmetricBarrier::available()) {}
+
+    [[nodiscard]] bool asymmetric() const noexcept { return asymmetric_; }
+
     // Announces a sleeper. The caller must then re-check its condition and either give up (just
     // return: a stale announcement costs a later notifier one empty wake) or call wait_until().
     [[nodiscard]] Key prepare_wait() noexcept {
-        return word_.fetch_or(k_sleepers, std::memory_order_acq_rel) | k_sleepers;
+        const Key key = word_.fetch_or(k_sleepers, std::memory_order_acq_rel) | k_sleepers;
+        if (asymmetric_) {
+            AsymmetricBarrier::heavy(); // the bit is visible to every notifier before we re-check
+        }
+        return key;
     }
 
     // Sleeps unless a notification came after prepare_wait(). Returns on a wake, a spurious
@@ -49,8 +65,14 @@ public:
 
     // Call after making a condition true.
     void notify() noexcept {
-        // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait().
-        std::uint32_t word = word_.fetch_add(0, std::memory_order_acq_rel);
+        std::uint32_t word = 0;
+        if (asymmetric_) {
+            AsymmetricBarrier::light();
+            word = word_.load(std::memory_order_relaxed);
+        } else {
+            // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait().
+            word = word_.fetch_add(0, std::memory_order_acq_rel);
+        }
         while ((word & k_sleepers) != 0) {
             // +1 clears the bit and carries into the epoch.
             if (word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
@@ -68,6 +90,7 @@ public:
 private:
     static constexpr std::uint32_t k_sleepers = 1;
     std::atomic<std::uint32_t> word_{0};
+    bool asymmetric_;
 };
 
 } // namespace ferry::detail
