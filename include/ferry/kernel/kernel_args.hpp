@@ -13,6 +13,7 @@
 // (CANN still appends a slot after a failed address append), and a scalar append does NOT clear a
 // failed status (CANN's quirk, which spec/kernel-args.md asks not to copy).
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +51,18 @@ struct ArgsContent {
 
 template <ArgsTraits Traits = OnlineModel>
 class BasicKernelArgs;
+
+namespace detail {
+// Makes room for one more element with geometric growth, so that the push_back that follows
+// cannot throw (strong guarantee for a multi-vector append) and appends stay amortised O(1);
+// reserve(size() + 1) would reallocate on every call.
+template <typename T>
+void reserve_one_more(std::vector<T>& v) {
+    if (v.size() == v.capacity()) {
+        v.reserve(std::max<std::size_t>(8, v.capacity() * 2));
+    }
+}
+} // namespace detail
 
 // What the variadic constructor accepts: one of the append overloads' argument types.
 template <typename T, typename Traits>
@@ -213,8 +226,14 @@ private:
         if (const ArgsError why = admit(); why != ArgsError::none) {
             return why == ArgsError::earlier_failure ? GraphStatus::failed : fail(why);
         }
-        state_->content.slots.push_back(value);
-        state_->content.descs.push_back(desc);
+        ArgsContent& c = state_->content;
+        c.slots.push_back(value);
+        try {
+            c.descs.push_back(desc);
+        } catch (...) {
+            c.slots.pop_back(); // out of memory: leave the object as it was
+            throw;
+        }
         return GraphStatus::success;
     }
 
@@ -247,9 +266,9 @@ inline GraphStatus BasicKernelArgs<Traits>::append(const CustomDataBlock& block)
         return fail(ArgsError::launch_blocks_too_large);
     }
     // Reserve everything first so that a bad_alloc leaves the object unchanged.
-    c.slots.reserve(c.slots.size() + 1);
-    c.descs.reserve(c.descs.size() + 1);
-    c.blocks.reserve(c.blocks.size() + 1);
+    detail::reserve_one_more(c.slots);
+    detail::reserve_one_more(c.descs);
+    detail::reserve_one_more(c.blocks);
     const std::size_t offset = c.block_bytes.size();
     const auto* bytes = static_cast<const std::byte*>(block.data);
     c.block_bytes.insert(c.block_bytes.end(), bytes, bytes + block.size); // the deep copy

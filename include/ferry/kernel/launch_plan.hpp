@@ -92,7 +92,7 @@ public:
             return Status::invalid_param;
         }
         const std::uint64_t offset = workspace_bytes_;
-        workspaces_.push_back(size);
+        workspaces_.push_back(size); // may throw: nothing changed yet
         workspace_bytes_ += size;
         return WorkspaceAddr{static_cast<std::uint32_t>(workspaces_.size() - 1),
                              reinterpret_cast<const void*>(static_cast<std::uintptr_t>(offset))};
@@ -119,7 +119,7 @@ public:
         LaunchRecord record{std::string(info.kernel_name),
                             std::vector<std::byte>(bin, bin + info.kernel_bin_size),
                             info.block_dim, info.stream_id, {}};
-        launches_.reserve(launches_.size() + 1); // no throw after the args are released
+        detail::reserve_one_more(launches_); // no throw after the args are released
         record.args = std::move(args).release();
         launches_.push_back(std::move(record));
         return ArgsError::none;
