@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "acl/acl.h"
 #include "acl/acl_tdt.h"
 #include "check.h"
 
@@ -203,6 +204,42 @@ static void markers_in_datasets(void) {
     CHECK_EQ(acltdtDestroyDataItem(item), ACL_SUCCESS);
 }
 
+/* acltdtAddDataItem{HostHost,DeviceDevice,DeviceHost,HostDevice,...}Ptr: the first item with data
+ * fixes the dataset's memory kind (aclrtMalloc memory is device memory); a payload of the other
+ * kind is INVALID_PARAM and changes nothing. */
+static void memory_kinds(void) {
+    void* device = NULL;
+    REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS);
+    REQUIRE(aclrtMalloc(&device, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
+    acltdtDataItem* on_device = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, NULL, 0, ACL_FLOAT,
+                                                     device, 4);
+    acltdtDataItem* on_host = float_item();
+    acltdtDataItem* empty = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, NULL, 0, ACL_FLOAT, NULL, 0);
+    REQUIRE(on_device != NULL && on_host != NULL && empty != NULL);
+
+    acltdtDataset* host_first = acltdtCreateDataset();
+    CHECK_EQ(acltdtAddDataItem(host_first, empty), ACL_SUCCESS); /* fixes nothing */
+    CHECK_EQ(acltdtAddDataItem(host_first, on_host), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(host_first, on_host), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(host_first, on_device), ACL_ERROR_INVALID_PARAM);
+    CHECK_EQ(acltdtGetDatasetSize(host_first), 3);
+
+    acltdtDataset* device_first = acltdtCreateDataset();
+    CHECK_EQ(acltdtAddDataItem(device_first, on_device), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(device_first, on_device), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(device_first, empty), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(device_first, on_host), ACL_ERROR_INVALID_PARAM);
+    CHECK_EQ(acltdtGetDatasetSize(device_first), 3);
+
+    CHECK_EQ(acltdtDestroyDataset(host_first), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyDataset(device_first), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyDataItem(on_device), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyDataItem(on_host), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyDataItem(empty), ACL_SUCCESS);
+    CHECK_EQ(aclrtFree(device), ACL_SUCCESS);
+    CHECK_EQ(aclrtResetDeviceForce(0), ACL_SUCCESS);
+}
+
 int main(void) {
     RUN(accessors);
     RUN(get_dims);
@@ -211,5 +248,6 @@ int main(void) {
     RUN(destroy_item);
     RUN(datasets);
     RUN(markers_in_datasets);
+    RUN(memory_kinds);
     return check_summary();
 }
