@@ -172,6 +172,17 @@ TEST_CASE("typed read-back is checked at run time", "[tensor][data_item]") {
     CHECK(misaligned->values<std::int32_t>().status() == Status::invalid_param);
 }
 
+TEST_CASE("a bool payload reads back only when every byte is 0 or 1", "[tensor][data_item]") {
+    std::uint8_t raw[3] = {0, 1, 1};
+    const std::int64_t dims[1] = {3};
+    const auto item = DataItem::borrow(TensorKind::tensor, dims, 1, DType::boolean, raw, 3);
+    REQUIRE(item);
+    REQUIRE(item->values<bool>());
+    CHECK((*item->values<bool>())[1]);
+    raw[2] = 141; // a received byte that is no bool: reading it as bool would be UB
+    CHECK(item->values<bool>().status() == Status::invalid_param);
+}
+
 TEST_CASE("a borrowing view sees the caller's values", "[tensor][data_item]") {
     std::vector<std::int16_t> v{1, 2, 3, 4};
     const auto item = DataItem::view(v, {2, 2});

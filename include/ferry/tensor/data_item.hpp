@@ -195,10 +195,11 @@ public:
 
     // Typed read-back, checked at run time because the dtype is a run-time value here:
     // unsupported_data_type when T is not this item's dtype; invalid_param when the bytes cannot
-    // be T's (size not a multiple, no data, misaligned, or dims that disagree with the size).
+    // be T's (size not a multiple, no data, misaligned, dims that disagree with the size, or —
+    // for bool — a byte other than 0 and 1).
     template <Element T>
     [[nodiscard]] Result<std::span<const T>> values() const noexcept {
-        const Status s = check_typed_read(dtype_of<T>, sizeof(T), alignof(T));
+        const Status s = check_typed_read<T>();
         if (failed(s)) {
             return s;
         }
@@ -206,7 +207,7 @@ public:
     }
     template <Element T>
     [[nodiscard]] Result<std::span<T>> values() noexcept {
-        const Status s = check_typed_read(dtype_of<T>, sizeof(T), alignof(T));
+        const Status s = check_typed_read<T>();
         if (failed(s)) {
             return s;
         }
@@ -261,7 +262,22 @@ private:
         return count && *count == value_count ? Status::ok : Status::invalid_param;
     }
 
-    Status check_typed_read(DType want, std::size_t size_of, std::size_t align_of) const noexcept {
+    template <Element T>
+    Status check_typed_read() const noexcept {
+        const Status s = check_typed_layout(dtype_of<T>, sizeof(T), alignof(T));
+        if constexpr (std::is_same_v<std::remove_cv_t<T>, bool>) {
+            // A bool object holds 0 or 1; any other byte (a received payload can hold anything)
+            // read as bool is undefined behaviour, so it is an error here instead.
+            if (succeeded(s) && size_ != 0 &&
+                !std::ranges::all_of(bytes(), [](std::byte b) { return b <= std::byte{1}; })) {
+                return Status::invalid_param;
+            }
+        }
+        return s;
+    }
+
+    Status check_typed_layout(DType want, std::size_t size_of,
+                              std::size_t align_of) const noexcept {
         if (dtype_ != want) {
             return Status::unsupported_data_type;
         }

@@ -76,8 +76,11 @@ public:
         return Tensor(std::move(*owned));
     }
 
-    [[nodiscard]] std::span<const T> values() const noexcept { return *item_.values<T>(); }
-    [[nodiscard]] std::span<T> values() noexcept { return *item_.values<T>(); }
+    // No run-time check: every way to make a Tensor<T> checked the payload once.
+    [[nodiscard]] std::span<const T> values() const noexcept {
+        return {static_cast<const T*>(item_.data()), size()};
+    }
+    [[nodiscard]] std::span<T> values() noexcept { return {static_cast<T*>(item_.data()), size()}; }
     [[nodiscard]] std::span<const std::int64_t> dims() const noexcept { return item_.dims(); }
     [[nodiscard]] std::size_t size() const noexcept { return item_.size() / sizeof(T); }
 
