@@ -7,13 +7,11 @@
 //
 //   bench-runtime --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 
-#include <ferry/runtime.hpp>
-
 #include <benchmark/benchmark.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <ferry/runtime.hpp>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -76,7 +74,7 @@ private:
 };
 
 ferry::Runtime& runtime() {
-    static ferry::Runtime& rt = [] () -> ferry::Runtime& {
+    static ferry::Runtime& rt = []() -> ferry::Runtime& {
         ferry::Runtime& r = *ferry::Runtime::instance().value();
         (void)r.set_device(0);
         return r;

@@ -5,12 +5,11 @@
 //
 //   device_pipeline [trace.json]      exit status 0 when the result is correct
 
-#include <ferry/runtime.hpp>
-
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
+#include <ferry/runtime.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -76,13 +75,14 @@ int main(int argc, char** argv) {
     const std::vector<std::uint64_t> args{reinterpret_cast<std::uintptr_t>(*dx),
                                           reinterpret_cast<std::uintptr_t>(*dy), k_elements,
                                           float_slot(2.0F), float_slot(1.0F)};
-    Status s = rt.memcpy_async(*dx, bytes, x.data(), bytes, ferry::MemcpyKind::host_to_device,
-                               *stream);
+    Status s =
+        rt.memcpy_async(*dx, bytes, x.data(), bytes, ferry::MemcpyKind::host_to_device, *stream);
     if (s == Status::ok) {
         s = rt.launch(&saxpb, k_blocks, args, *stream, "saxpb");
     }
     if (s == Status::ok) {
-        s = rt.memcpy_async(y.data(), bytes, *dy, bytes, ferry::MemcpyKind::device_to_host, *stream);
+        s = rt.memcpy_async(y.data(), bytes, *dy, bytes, ferry::MemcpyKind::device_to_host,
+                            *stream);
     }
     if (s == Status::ok) {
         s = rt.synchronize_stream(*stream);

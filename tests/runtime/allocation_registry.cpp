@@ -1,10 +1,8 @@
-#include <ferry/runtime/allocation_registry.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstddef>
+#include <ferry/runtime/allocation_registry.hpp>
 #include <thread>
 #include <vector>
 
@@ -85,7 +83,8 @@ TEST_CASE("bad inserts are rejected and change nothing", "[runtime][allocation_r
     CHECK(registry.size() == 3);
 }
 
-TEST_CASE("erase takes exact bases only; twice or foreign fails", "[runtime][allocation_registry]") {
+TEST_CASE("erase takes exact bases only; twice or foreign fails",
+          "[runtime][allocation_registry]") {
     AllocationRegistry registry;
     const Allocation a = at(0, 64);
     const Allocation h = at(128, 64, ferry::k_no_device, AllocationKind::host);

@@ -1,7 +1,5 @@
-#include <ferry/runtime/config.hpp>
-
 #include <catch2/catch.hpp>
-
+#include <ferry/runtime/config.hpp>
 #include <map>
 #include <string>
 
@@ -50,8 +48,12 @@ TEST_CASE("valid values are taken", "[runtime][config]") {
 
 TEST_CASE("memory sizes accept plain bytes and binary suffixes", "[runtime][config]") {
     const std::pair<const char*, std::uint64_t> cases[] = {
-        {"4096", 4096},          {"64K", 64u << 10},           {"64KiB", 64u << 10},
-        {"2g", std::uint64_t{2} << 30}, {"1T", std::uint64_t{1} << 40}, {"1", 1},
+        {"4096", 4096},
+        {"64K", 64u << 10},
+        {"64KiB", 64u << 10},
+        {"2g", std::uint64_t{2} << 30},
+        {"1T", std::uint64_t{1} << 40},
+        {"1", 1},
         {"1024T", std::uint64_t{1} << 50},
     };
     for (const auto& [text, bytes] : cases) {
@@ -66,13 +68,13 @@ TEST_CASE("memory sizes accept plain bytes and binary suffixes", "[runtime][conf
 
 TEST_CASE("a bad value is a clear error and changes nothing", "[runtime][config]") {
     const std::pair<const char*, const char*> bad[] = {
-        {"FERRY_DEVICE_COUNT", "0"},     {"FERRY_DEVICE_COUNT", "65"},
-        {"FERRY_DEVICE_COUNT", "two"},   {"FERRY_DEVICE_COUNT", ""},
-        {"FERRY_DEVICE_COUNT", "-1"},    {"FERRY_DEVICE_COUNT", "1 "},
-        {"FERRY_DEVICE_MEMORY", "0"},    {"FERRY_DEVICE_MEMORY", "12X"},
+        {"FERRY_DEVICE_COUNT", "0"},      {"FERRY_DEVICE_COUNT", "65"},
+        {"FERRY_DEVICE_COUNT", "two"},    {"FERRY_DEVICE_COUNT", ""},
+        {"FERRY_DEVICE_COUNT", "-1"},     {"FERRY_DEVICE_COUNT", "1 "},
+        {"FERRY_DEVICE_MEMORY", "0"},     {"FERRY_DEVICE_MEMORY", "12X"},
         {"FERRY_DEVICE_MEMORY", "1025T"}, {"FERRY_DEVICE_MEMORY", "99999999999999999999"},
-        {"FERRY_DEVICE_MEMORY", "G"},    {"FERRY_LOG_LEVEL", "verbose"},
-        {"FERRY_LOG_LEVEL", "5"},        {"FERRY_KERNEL_THREADS", "0"},
+        {"FERRY_DEVICE_MEMORY", "G"},     {"FERRY_LOG_LEVEL", "verbose"},
+        {"FERRY_LOG_LEVEL", "5"},         {"FERRY_KERNEL_THREADS", "0"},
         {"FERRY_KERNEL_THREADS", "257"},
     };
     for (const auto& [name, value] : bad) {

@@ -2,7 +2,6 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <thread>
 
 namespace {
@@ -120,7 +119,7 @@ TEST_CASE("explicit contexts: create, set current, destroy", "[runtime][device]"
 
     CHECK(rt.destroy_context(c0) == Status::ok);
     CHECK(rt.current_context().status() == Status::rt_context_null);
-    CHECK_FALSE(rt.registry().find(p).has_value()); // device 0 had no context left
+    CHECK_FALSE(rt.registry().find(p).has_value());            // device 0 had no context left
     CHECK(rt.destroy_context(c0) == Status::rt_param_invalid); // twice
     CHECK(rt.set_current_context(c0) == Status::rt_param_invalid);
     CHECK(rt.set_current_context(nullptr) == Status::rt_param_invalid);

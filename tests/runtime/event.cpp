@@ -1,9 +1,8 @@
 // Events: record, query, synchronize, elapsed time, cross-stream waits.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
 namespace {

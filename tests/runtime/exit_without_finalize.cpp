@@ -1,10 +1,9 @@
 // A program that leaves the runtime busy and returns from main without aclFinalize must exit
 // cleanly: no crash in static destruction, no joinable thread (std::terminate), exit status 0.
 // Registered as a plain test: meson checks the exit status.
-#include <ferry/runtime.hpp>
-
 #include <atomic>
 #include <cstdio>
+#include <ferry/runtime.hpp>
 #include <vector>
 
 int main() {

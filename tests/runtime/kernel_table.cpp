@@ -1,10 +1,9 @@
 // Programs, kernel registration and lookups, and launches by stub, tiling key, name or callable.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -127,13 +126,12 @@ TEST_CASE("launches by stub, tiling key and name receive their slots in stream o
     const ferry::Program* program = rt.register_program(elf).value();
     auto* out = static_cast<std::uint64_t*>(rt.malloc(8 * sizeof(std::uint64_t)).value());
     // out[block] = slot0 + slot1 (a device address slot would be read the same way).
-    REQUIRE(rt.register_kernel(program, {&stub_add, "add", std::nullopt,
-                                         [](const KernelContext& k) {
-                                             auto* dst = k.pointer<std::uint64_t>(2);
-                                             dst[k.block_idx] = k.slots[0] + k.slots[1];
-                                         }}) == Status::ok);
-    REQUIRE(rt.register_kernel(program, {&stub_mul, "mul", 3,
-                                         [](const KernelContext& k) {
+    REQUIRE(
+        rt.register_kernel(program, {&stub_add, "add", std::nullopt, [](const KernelContext& k) {
+                                         auto* dst = k.pointer<std::uint64_t>(2);
+                                         dst[k.block_idx] = k.slots[0] + k.slots[1];
+                                     }}) == Status::ok);
+    REQUIRE(rt.register_kernel(program, {&stub_mul, "mul", 3, [](const KernelContext& k) {
                                              auto* dst = k.pointer<std::uint64_t>(2);
                                              dst[k.block_idx] *= k.slot<std::uint32_t>(0);
                                          }}) == Status::ok);
@@ -156,8 +154,7 @@ TEST_CASE("launches by stub, tiling key and name receive their slots in stream o
     CHECK(rt.launch(&stub_add, 1, add_args, nullptr) == Status::rt_kernel_lookup);
 }
 
-TEST_CASE("a raw args image keeps its size; the caller may reuse its buffer",
-          "[runtime][launch]") {
+TEST_CASE("a raw args image keeps its size; the caller may reuse its buffer", "[runtime][launch]") {
     Runtime& rt = device_runtime("1");
     std::vector<std::byte> bytes(12, std::byte{0xAB});
     std::size_t seen_size = 0;

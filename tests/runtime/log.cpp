@@ -1,7 +1,5 @@
-#include <ferry/runtime/log.hpp>
-
 #include <catch2/catch.hpp>
-
+#include <ferry/runtime/log.hpp>
 #include <string>
 #include <utility>
 #include <vector>

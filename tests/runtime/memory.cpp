@@ -2,10 +2,9 @@
 // locations, memset, frees.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
 
@@ -53,7 +52,8 @@ TEST_CASE("malloc records device allocations; bad requests change nothing", "[ru
     CHECK(a->device == 0);
     CHECK(a->kind == ferry::AllocationKind::device);
     CHECK(rt.memory_used(0) == 160);
-    CHECK(rt.pointer_attributes(static_cast<std::byte*>(*p) + 99).kind == ferry::MemoryKind::device);
+    CHECK(rt.pointer_attributes(static_cast<std::byte*>(*p) + 99).kind ==
+          ferry::MemoryKind::device);
 
     CHECK(rt.malloc(0).status() == Status::invalid_param);
     CHECK(rt.malloc(16, 8).status() == Status::invalid_param);
@@ -72,7 +72,7 @@ TEST_CASE("malloc needs a current context", "[runtime][memory]") {
 
 TEST_CASE("out of memory at the configured limit keeps the registry intact", "[runtime][memory]") {
     Runtime& rt = device_runtime("4K"); // 4096 bytes per device
-    std::vector<void*> blocks; // 1056 reserved each: a 4th would need 4224 > 4096
+    std::vector<void*> blocks;          // 1056 reserved each: a 4th would need 4224 > 4096
     for (int i = 0; i < 3; ++i) {
         blocks.push_back(rt.malloc(1000).value());
     }
@@ -84,7 +84,7 @@ TEST_CASE("out of memory at the configured limit keeps the registry intact", "[r
     CHECK(rt.malloc(4096 - 3 * 1056 - 32).has_value()); // exactly what is left still fits
     CHECK(rt.malloc(1).status() == Status::rt_memory_allocation);
     CHECK(rt.free(blocks[0]) == Status::ok);
-    CHECK(rt.malloc(1000).has_value()); // freed room is reusable
+    CHECK(rt.malloc(1000).has_value());         // freed room is reusable
     CHECK(rt.malloc_host(1 << 20).has_value()); // pinned host memory is not limited
 }
 
@@ -145,7 +145,8 @@ TEST_CASE("memcpy of every kind, checked against where pointers live", "[runtime
         CHECK(rt.memcpy(untouched.data(), 64, d1, 64, MemcpyKind::host_to_host) ==
               Status::rt_param_invalid); // source is device memory
         CHECK(rt.memcpy(pinned, 64, d1, 64, MemcpyKind::host_to_host) == Status::rt_param_invalid);
-        CHECK(std::all_of(untouched.begin(), untouched.end(), [](std::byte b) { return b == std::byte{0}; }));
+        CHECK(std::all_of(untouched.begin(), untouched.end(),
+                          [](std::byte b) { return b == std::byte{0}; }));
         std::array<std::byte, 64> check{};
         REQUIRE(rt.memcpy(check.data(), 64, d1, 64, MemcpyKind::device_to_host) == Status::ok);
         CHECK(check[0] == std::byte{0x11}); // d1 was not written by the failed copies
@@ -162,10 +163,13 @@ TEST_CASE("memcpy of every kind, checked against where pointers live", "[runtime
         CHECK(rt.memcpy(nullptr, 64, in.data(), 8, MemcpyKind::host_to_device) ==
               Status::invalid_param);
         CHECK(rt.memcpy(d1, 64, nullptr, 8, MemcpyKind::host_to_device) == Status::invalid_param);
-        CHECK(rt.memcpy(d1, 64, d2, 8, MemcpyKind::inner_device_to_device) == Status::invalid_param);
-        CHECK(rt.memcpy(d1, 64, d2, 8, MemcpyKind::inter_device_to_device) == Status::invalid_param);
+        CHECK(rt.memcpy(d1, 64, d2, 8, MemcpyKind::inner_device_to_device) ==
+              Status::invalid_param);
+        CHECK(rt.memcpy(d1, 64, d2, 8, MemcpyKind::inter_device_to_device) ==
+              Status::invalid_param);
         CHECK(rt.memcpy(d1, 64, d2, 8, static_cast<MemcpyKind>(-1)) == Status::invalid_param);
-        CHECK(rt.memcpy(d1, 8, in.data(), 9, MemcpyKind::host_to_device) == Status::rt_param_invalid);
+        CHECK(rt.memcpy(d1, 8, in.data(), 9, MemcpyKind::host_to_device) ==
+              Status::rt_param_invalid);
     }
 }
 

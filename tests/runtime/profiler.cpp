@@ -3,9 +3,7 @@
 
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -54,7 +52,8 @@ TEST_CASE("nothing is recorded while off", "[runtime][profiler]") {
     REQUIRE(p.stop() == Status::ok);
 }
 
-TEST_CASE("one trace event per task, as valid Chrome-trace JSON", "[runtime][profiler][concurrency]") {
+TEST_CASE("one trace event per task, as valid Chrome-trace JSON",
+          "[runtime][profiler][concurrency]") {
     Runtime& rt = ferry_test::fresh_runtime();
     REQUIRE(rt.set_device(0) == Status::ok);
     void* d = rt.malloc(64).value();
@@ -66,7 +65,8 @@ TEST_CASE("one trace event per task, as valid Chrome-trace JSON", "[runtime][pro
                 Status::ok);
         REQUIRE(rt.launch([](const ferry::KernelContext&) {}, 4, std::vector<std::uint64_t>{}, s,
                           "my \"quoted\" kernel") == Status::ok);
-        REQUIRE(rt.launch_host_task(s, [] {}, "callback") == Status::ok);
+        REQUIRE(rt.launch_host_task(
+                    s, [] {}, "callback") == Status::ok);
         REQUIRE(rt.memcpy(host.data(), 64, d, 64, ferry::MemcpyKind::device_to_host) == Status::ok);
         REQUIRE(rt.synchronize_stream(s) == Status::ok);
         { ferry::ProfileScope channel_send("send", "channel"); } // another module's own event

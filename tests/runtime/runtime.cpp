@@ -1,14 +1,12 @@
 // Boot, shutdown, aclInit/aclFinalize semantics and the pointer locator.
 #include "support.hpp"
 
-#include <ferry/runtime.hpp>
-#include <ferry/tensor/dataset.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdio>
+#include <ferry/runtime.hpp>
+#include <ferry/tensor/dataset.hpp>
 #include <fstream>
 #include <set>
 #include <string>
@@ -42,7 +40,9 @@ std::vector<ferry::Result<Runtime*>> race_instance() {
     return results;
 }
 
-std::uint64_t boot_attempts() { return ferry::detail::keeper().attempts.load(); }
+std::uint64_t boot_attempts() {
+    return ferry::detail::keeper().attempts.load();
+}
 } // namespace
 
 // Runs first, before anything in this process has booted the runtime.
@@ -87,8 +87,9 @@ TEST_CASE("concurrent first use boots exactly once", "[runtime][boot][concurrenc
 }
 
 TEST_CASE("configuration from the environment reaches the runtime", "[runtime][boot]") {
-    Runtime& rt = ferry_test::fresh_runtime(
-        {{"FERRY_DEVICE_COUNT", "3"}, {"FERRY_DEVICE_MEMORY", "1M"}, {"FERRY_KERNEL_THREADS", "2"}});
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "3"},
+                                             {"FERRY_DEVICE_MEMORY", "1M"},
+                                             {"FERRY_KERNEL_THREADS", "2"}});
     CHECK(rt.device_count() == 3);
     CHECK(rt.config().device_memory == (1u << 20));
     CHECK(rt.config().kernel_threads == 2);
@@ -105,7 +106,7 @@ TEST_CASE("shutdown releases everything and the next use boots again", "[runtime
     Runtime::shutdown();
     CHECK(Runtime::boot_stage() == BootStage::init);
     CHECK(ferry::locate(p).kind == ferry::MemoryKind::host); // locator removed with the runtime
-    Runtime::shutdown();                                      // idempotent
+    Runtime::shutdown();                                     // idempotent
     Runtime& again = ferry_test::fresh_runtime();
     CHECK(again.registry().size() == 0);
     CHECK(again.current_device().status() == Status::rt_context_null);
@@ -203,8 +204,8 @@ TEST_CASE("a dataset mixing device and host payloads is rejected", "[runtime][lo
     void* device = rt.malloc(64).value();
     std::array<std::byte, 64> host{};
     const std::int64_t dims[] = {64};
-    auto on_device =
-        ferry::DataItem::borrow(ferry::TensorKind::tensor, dims, 1, ferry::DType::uint8, device, 64);
+    auto on_device = ferry::DataItem::borrow(ferry::TensorKind::tensor, dims, 1,
+                                             ferry::DType::uint8, device, 64);
     auto on_host = ferry::DataItem::borrow(ferry::TensorKind::tensor, dims, 1, ferry::DType::uint8,
                                            host.data(), host.size());
     REQUIRE(on_device.has_value());

@@ -1,9 +1,8 @@
 // Streams: order under load, failures, callbacks, timeouts, destroy, bad handles.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -96,9 +95,10 @@ TEST_CASE("a throwing task is reported on synchronize and through the callbacks"
     int before = 0;
     int after = 0;
     REQUIRE(rt.launch_host_task(s, [&] { ++before; }) == Status::ok);
-    REQUIRE(rt.launch_host_task(s, [] { throw std::runtime_error("boom"); }, "exploding") ==
-            Status::ok);
-    REQUIRE(rt.launch_host_task(s, [&] { ++after; }, "skipped") == Status::ok);
+    REQUIRE(rt.launch_host_task(
+                s, [] { throw std::runtime_error("boom"); }, "exploding") == Status::ok);
+    REQUIRE(rt.launch_host_task(
+                s, [&] { ++after; }, "skipped") == Status::ok);
     CHECK(rt.synchronize_stream(s) == ferry::k_task_exception_status);
     CHECK(before == 1);
     CHECK(after == 0); // aborted: the stream was in its error state
@@ -130,7 +130,8 @@ TEST_CASE("a task returning a failing Status puts the stream in error", "[runtim
     CHECK(rt.synchronize_stream(nullptr) == Status::ok);
 }
 
-TEST_CASE("synchronize with a timeout expires and keeps waiting work", "[runtime][stream][concurrency]") {
+TEST_CASE("synchronize with a timeout expires and keeps waiting work",
+          "[runtime][stream][concurrency]") {
     Runtime& rt = device_runtime();
     ferry::Stream* s = rt.create_stream().value();
     std::atomic<bool> release{false};

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ferry/core/status.hpp>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -19,8 +20,6 @@
 #include <optional>
 #include <shared_mutex>
 #include <vector>
-
-#include <ferry/core/status.hpp>
 
 namespace ferry {
 
@@ -85,8 +84,8 @@ public:
     // foreign pointer, or an address already erased (double free) returns nothing and changes
     // nothing (the runtime reports rt_memory_free); `expected_kind`, when given, must match
     // (aclrtFree of aclrtMallocHost memory fails).
-    [[nodiscard]] std::optional<Allocation> erase(const void* base,
-                                                  std::optional<AllocationKind> expected_kind = {}) {
+    [[nodiscard]] std::optional<Allocation>
+    erase(const void* base, std::optional<AllocationKind> expected_kind = {}) {
         std::unique_lock lock(mutex_);
         const auto it = by_base_.find(reinterpret_cast<std::uintptr_t>(base));
         if (it == by_base_.end() || (expected_kind && it->second.kind != *expected_kind)) {

@@ -15,19 +15,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <ferry/core/status.hpp>
+#include <ferry/runtime/log.hpp>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include <ferry/core/status.hpp>
-#include <ferry/runtime/log.hpp>
-
 namespace ferry {
 
-inline constexpr std::uint32_t k_max_devices = 64;                 // RT_MAX_DEV_NUM (B.3)
-inline constexpr std::uint32_t k_max_ts = 2;                       // RT_MAX_TS_NUM (B.3)
+inline constexpr std::uint32_t k_max_devices = 64;                        // RT_MAX_DEV_NUM (B.3)
+inline constexpr std::uint32_t k_max_ts = 2;                              // RT_MAX_TS_NUM (B.3)
 inline constexpr std::uint64_t k_max_alloc_size = std::uint64_t{1} << 50; // MAX_ALLOC_SIZE (B.3)
 inline constexpr std::uint32_t k_max_kernel_threads = 256;
 
@@ -59,11 +58,24 @@ inline std::optional<std::uint64_t> parse_bytes(std::string_view text) noexcept 
     int shift = 0;
     if (!text.empty()) {
         switch (text.back()) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: break;
+        case 'K':
+        case 'k':
+            shift = 10;
+            break;
+        case 'M':
+        case 'm':
+            shift = 20;
+            break;
+        case 'G':
+        case 'g':
+            shift = 30;
+            break;
+        case 'T':
+        case 't':
+            shift = 40;
+            break;
+        default:
+            break;
         }
     }
     if (shift != 0) {

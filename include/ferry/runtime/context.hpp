@@ -9,7 +9,6 @@
 // (device.hpp); a Context is its identity.
 
 #include <cstdint>
-
 #include <ferry/runtime/detail/keeper.hpp>
 
 namespace ferry {

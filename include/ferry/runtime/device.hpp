@@ -17,18 +17,17 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <utility>
-#include <vector>
-
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/runtime/config.hpp>
 #include <ferry/runtime/context.hpp>
 #include <ferry/runtime/event.hpp>
 #include <ferry/runtime/stream.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 
@@ -326,9 +325,8 @@ private:
             detail::current_context = {};
         }
         contexts_.erase(it);
-        const bool in_use = std::any_of(contexts_.begin(), contexts_.end(), [&](const auto& c) {
-            return c.first->device() == device;
-        });
+        const bool in_use = std::any_of(contexts_.begin(), contexts_.end(),
+                                        [&](const auto& c) { return c.first->device() == device; });
         if (!in_use) {
             out.idle_devices.push_back(device);
         }

@@ -9,13 +9,12 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <optional>
-
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
 #include <ferry/runtime/profiler.hpp>
+#include <mutex>
+#include <optional>
 
 namespace ferry {
 

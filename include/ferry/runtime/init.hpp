@@ -13,14 +13,13 @@
 // lazily through Runtime::instance() (B.6).
 
 #include <cstdint>
+#include <ferry/core/status.hpp>
+#include <ferry/runtime/runtime.hpp>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
-
-#include <ferry/core/status.hpp>
-#include <ferry/runtime/runtime.hpp>
 
 namespace ferry {
 

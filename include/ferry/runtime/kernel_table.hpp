@@ -15,6 +15,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/runtime/launch.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,10 +25,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <ferry/core/result.hpp>
-#include <ferry/core/status.hpp>
-#include <ferry/runtime/launch.hpp>
 
 namespace ferry {
 
@@ -54,8 +53,10 @@ inline constexpr std::uint32_t k_magic_plain_aivec = 0xabceed52;
     case k_magic_elf_aicube:
     case k_magic_plain:
     case k_magic_plain_aicpu:
-    case k_magic_plain_aivec: return true;
-    default: return false;
+    case k_magic_plain_aivec:
+        return true;
+    default:
+        return false;
     }
 }
 

@@ -15,8 +15,8 @@
 #include <functional>
 #include <ranges>
 #include <span>
-#include <type_traits>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace ferry {
@@ -27,8 +27,8 @@ class Stream;
 struct KernelContext {
     std::uint32_t block_idx = 0; // 0 .. block_dim - 1
     std::uint32_t block_dim = 1;
-    std::int32_t device = 0;  // the device of the launching stream
-    Stream* stream = nullptr; // the launching stream (never null inside a kernel)
+    std::int32_t device = 0;              // the device of the launching stream
+    Stream* stream = nullptr;             // the launching stream (never null inside a kernel)
     std::span<const std::uint64_t> slots; // the args image as 8-byte slots (last one zero padded)
     const void* args = nullptr;           // the same image as raw bytes
     std::size_t args_size = 0;            // its size in bytes as launched
@@ -36,8 +36,8 @@ struct KernelContext {
 
     // Slot i as T (a value slot) — a convenience for `std::bit_cast`-free kernels.
     template <typename T>
-        requires std::is_trivially_copyable_v<T> && (sizeof(T) <= sizeof(std::uint64_t))
-    [[nodiscard]] T slot(std::size_t i) const noexcept {
+    requires std::is_trivially_copyable_v<T> &&(sizeof(T) <= sizeof(std::uint64_t)) [[nodiscard]] T
+        slot(std::size_t i) const noexcept {
         T value;
         std::memcpy(&value, &slots[i], sizeof(T));
         return value;
@@ -62,11 +62,11 @@ public:
     // From raw bytes (a KernelArgs image) or from whole slots; any contiguous range of std::byte
     // or std::uint64_t converts implicitly, so `launch(stub, 8, slots, stream)` just works.
     template <std::ranges::contiguous_range R>
-        requires std::same_as<std::ranges::range_value_t<R>, std::byte> ||
-                 std::same_as<std::ranges::range_value_t<R>, std::uint64_t>
-    ArgsImage(const R& range) // NOLINT: implicit by design
+    requires std::same_as<std::ranges::range_value_t<R>, std::byte> ||
+        std::same_as<std::ranges::range_value_t<R>, std::uint64_t>
+        ArgsImage(const R& range) // NOLINT: implicit by design
         : ArgsImage(std::span<const std::ranges::range_value_t<R>>(std::ranges::data(range),
-                                                                  std::ranges::size(range))) {}
+                                                                   std::ranges::size(range))) {}
     explicit ArgsImage(std::span<const std::byte> bytes)
         : slots_((bytes.size() + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t), 0),
           size_(bytes.size()) {

@@ -23,11 +23,16 @@ enum class LogLevel : int { debug = 0, info = 1, warning = 2, error = 3, off = 4
 
 [[nodiscard]] constexpr std::string_view name_of(LogLevel level) noexcept {
     switch (level) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
-    case LogLevel::error: return "error";
-    case LogLevel::off: return "off";
+    case LogLevel::debug:
+        return "debug";
+    case LogLevel::info:
+        return "info";
+    case LogLevel::warning:
+        return "warning";
+    case LogLevel::error:
+        return "error";
+    case LogLevel::off:
+        return "off";
     }
     return "unknown";
 }

@@ -9,20 +9,19 @@
 // copy and the stream task of an asynchronous one (which re-checks when it runs, so memory freed
 // in between is reported instead of written).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <algorithm>
-#include <mutex>
-#include <optional>
-#include <vector>
-
 #include <ferry/core/memory_kind.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/runtime/allocation_registry.hpp>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <vector>
 
 namespace ferry {
 
@@ -83,7 +82,7 @@ inline constexpr std::size_t k_host_alignment = 64;
 // Where a pointer lives, from the registry (CANN: pointer attributes; unregistered → host).
 struct PointerAttributes {
     MemoryKind kind = MemoryKind::host;
-    std::int32_t device = k_no_device;     // the owning device for device memory
+    std::int32_t device = k_no_device;    // the owning device for device memory
     std::optional<Allocation> allocation; // the live allocation that contains it, if any
 };
 
@@ -183,9 +182,10 @@ inline void* allocate_bytes(std::size_t size, std::size_t alignment) noexcept {
     const std::size_t rounded = (size + alignment - 1) / alignment * alignment;
     return std::aligned_alloc(alignment, rounded);
 }
-inline void release_bytes(void* p) noexcept { std::free(p); }
+inline void release_bytes(void* p) noexcept {
+    std::free(p);
+}
 } // namespace detail
-
 
 // The runtime's memory: allocations with CANN's rounding and per-device limits, all recorded in
 // one AllocationRegistry.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ferry/core/status.hpp>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -25,8 +26,6 @@
 #include <utility>
 #include <vector>
 
-#include <ferry/core/status.hpp>
-
 namespace ferry {
 
 // The device id of events that belong to no device (host-side work such as a channel send).
@@ -36,7 +35,7 @@ struct TraceEvent {
     std::string name;     // "memcpy", the kernel's name, "send", ...
     std::string category; // "memcpy", "kernel", "host_task", "event", "channel", ...
     std::int32_t device = k_host_trace_device;
-    std::uint64_t stream = 0; // the stream's id (0: not on a stream)
+    std::uint64_t stream = 0;   // the stream's id (0: not on a stream)
     std::uint64_t begin_ns = 0; // steady-clock nanoseconds (Profiler::now_ns)
     std::uint64_t end_ns = 0;
 };
@@ -46,11 +45,21 @@ inline void write_json_string(std::ostream& out, std::string_view text) {
     out << '"';
     for (const char c : text) {
         switch (c) {
-        case '"': out << "\\\""; break;
-        case '\\': out << "\\\\"; break;
-        case '\n': out << "\\n"; break;
-        case '\t': out << "\\t"; break;
-        case '\r': out << "\\r"; break;
+        case '"':
+            out << "\\\"";
+            break;
+        case '\\':
+            out << "\\\\";
+            break;
+        case '\n':
+            out << "\\n";
+            break;
+        case '\t':
+            out << "\\t";
+            break;
+        case '\r':
+            out << "\\r";
+            break;
         default:
             if (static_cast<unsigned char>(c) < 0x20) {
                 char buffer[8];
@@ -67,8 +76,7 @@ inline void write_json_string(std::ostream& out, std::string_view text) {
 // Chrome trace timestamps are microseconds; keep nanosecond resolution as three decimals.
 inline void write_microseconds(std::ostream& out, std::uint64_t ns) {
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%llu.%03llu",
-                  static_cast<unsigned long long>(ns / 1000),
+    std::snprintf(buffer, sizeof buffer, "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
                   static_cast<unsigned long long>(ns % 1000));
     out << buffer;
 }
@@ -104,9 +112,7 @@ public:
         return Status::ok;
     }
 
-    [[nodiscard]] bool enabled() const noexcept {
-        return enabled_.load(std::memory_order_acquire);
-    }
+    [[nodiscard]] bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
 
     // Records one finished piece of work; ignored while the profiler is off.
     void record(TraceEvent event) {
@@ -145,8 +151,9 @@ public:
             devices.insert(e.device);
         }
         for (const std::int32_t device : devices) {
-            out << (first ? "\n" : ",\n") << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"
-                << device << ",\"tid\":0,\"args\":{\"name\":";
+            out << (first ? "\n" : ",\n")
+                << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << device
+                << ",\"tid\":0,\"args\":{\"name\":";
             first = false;
             detail::write_json_string(out, device == k_host_trace_device
                                                ? std::string("host")

@@ -19,14 +19,6 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
 #include <ferry/core/memory_kind.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
@@ -43,6 +35,13 @@
 #include <ferry/runtime/memory.hpp>
 #include <ferry/runtime/profiler.hpp>
 #include <ferry/runtime/stream.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 
@@ -51,8 +50,8 @@ using TaskFailureCallback = std::function<void(const TaskFailure&)>;
 
 // A host task: returns void or a Status; may throw.
 template <typename F>
-concept HostTask = std::invocable<F&> && (std::same_as<std::invoke_result_t<F&>, void> ||
-                                          std::same_as<std::invoke_result_t<F&>, Status>);
+concept HostTask = std::invocable<F&> &&(std::same_as<std::invoke_result_t<F&>, void> ||
+                                         std::same_as<std::invoke_result_t<F&>, Status>);
 
 class Runtime {
 public:
@@ -100,10 +99,12 @@ public:
 
     // ---- memory (memory.hpp) ----
     // aclrtMalloc on the current device: rt_context_null without one.
-    [[nodiscard]] Result<void*> malloc(std::size_t size,
-                                       std::uint32_t policy = std::uint32_t(MallocPolicy::huge_first));
+    [[nodiscard]] Result<void*>
+    malloc(std::size_t size, std::uint32_t policy = std::uint32_t(MallocPolicy::huge_first));
     [[nodiscard]] Status free(void* p) { return memory_.free(p, AllocationKind::device); }
-    [[nodiscard]] Result<void*> malloc_host(std::size_t size) { return memory_.allocate_host(size); }
+    [[nodiscard]] Result<void*> malloc_host(std::size_t size) {
+        return memory_.allocate_host(size);
+    }
     [[nodiscard]] Status free_host(void* p) { return memory_.free(p, AllocationKind::host); }
     [[nodiscard]] Status memcpy(void* dst, std::size_t dest_max, const void* src, std::size_t count,
                                 MemcpyKind kind) {

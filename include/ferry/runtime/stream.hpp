@@ -13,16 +13,15 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/runtime/log.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
-
-#include <ferry/core/status.hpp>
-#include <ferry/core/timeout.hpp>
-#include <ferry/runtime/log.hpp>
-#include <ferry/runtime/profiler.hpp>
 
 namespace ferry {
 

@@ -82,7 +82,8 @@ public:
 
 private:
     struct Job {
-        Job(std::uint32_t count, const std::function<void(std::uint32_t)>* fn) : n(count), body(fn) {}
+        Job(std::uint32_t count, const std::function<void(std::uint32_t)>* fn)
+            : n(count), body(fn) {}
         const std::uint32_t n;
         const std::function<void(std::uint32_t)>* body; // valid while any index is unclaimed
         std::atomic<std::uint32_t> next{0};

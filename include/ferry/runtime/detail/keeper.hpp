@@ -5,11 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <ferry/core/status.hpp>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <ferry/core/status.hpp>
 
 namespace ferry {
 

@@ -2,10 +2,9 @@
 // Definitions of ferry::Runtime's members (included at the end of <ferry/runtime/runtime.hpp>).
 
 #include <exception>
+#include <ferry/runtime/runtime.hpp>
 #include <stdexcept>
 #include <string>
-
-#include <ferry/runtime/runtime.hpp>
 
 namespace ferry {
 
@@ -334,8 +333,8 @@ inline Status Runtime::stream_wait_event(Stream* stream, Event* event) {
         return Status::ok; // never recorded: nothing to wait for
     }
     return (*target)->enqueue(
-        "event_wait", "event", [e = *found, generation] { return e->synchronize(forever, generation); },
-        true);
+        "event_wait", "event",
+        [e = *found, generation] { return e->synchronize(forever, generation); }, true);
 }
 
 // ---------------------------------------------------------------- kernels
@@ -367,7 +366,7 @@ inline Status Runtime::enqueue_kernel(std::shared_ptr<const Kernel> kernel, std:
         std::mutex mutex;
         std::string first_failure;
         const std::function<void(std::uint32_t)> block = [&](std::uint32_t index) {
-            const KernelContext context{index,       block_dim,   raw->device(), raw,
+            const KernelContext context{index,        block_dim,   raw->device(), raw,
                                         args.slots(), args.data(), args.size(),   kernel->name};
             try {
                 kernel->body(context);
