@@ -2,17 +2,17 @@
 // SpscRing: the storage and lock-free transport of an spsc channel.
 //
 // Items live in SlotStorage; boost::lockfree::spsc_queue carries their slot indices (Boost 1.74
-// cannot move an item through the queue itself: anchors.md §5.2). Occupancy is counted by two
-// single-writer counters, `sent_` (producer) and `received_` (consumer, bumped only after the
-// item left its slot), so:
-//   - the ring holds exactly `capacity` items (spec/tdt.md §3), slot = sent % capacity;
-//   - the producer keeps a cached copy of `received_` and reads the consumer's line only when the
-//     cache says "full" (rigtorp/SPSCQueue's cached index, anchors.md §1.4);
-//   - size() = sent - received is exact when no operation is in flight.
+// cannot move an item through the queue itself: anchors.md §5.2). The queue holds `capacity`
+// indices, so the ring holds exactly `capacity` items (spec/tdt.md §3). There is one slot more
+// than that: the consumer pops an index *before* it moves the item out, so one slot may be being
+// read while the queue is otherwise full. Slots are used in order; the producer only writes when
+// the queue has room (write_available() > 0), i.e. at most capacity - 1 items are queued and at
+// most one is being read, so its next slot is free; the acquire in write_available() pairs with
+// the release in the pop that follows the consumer's move-out, so the reuse never races.
+// No counters besides Boost's two indices: size() is the queue's read_available().
 // Thread roles: try_push from one producer thread, try_pop and clear from one consumer thread;
 // size() and capacity() from anywhere.
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -40,7 +40,7 @@ template <typename T, std::size_t Capacity>
 class SpscRing {
 public:
     explicit SpscRing(std::size_t capacity)
-        : capacity_(capacity), slots_(capacity), indices_(capacity) {}
+        : capacity_(capacity), slots_(capacity + 1), indices_(capacity) {}
 
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
@@ -57,19 +57,13 @@ public:
 
     // Producer only. Moves from `value` only when it returns true (a failed push hands it back).
     bool try_push(T& value) noexcept {
-        const std::uint64_t sent = producer_.sent.load(std::memory_order_relaxed);
-        if (sent - producer_.received_cache >= capacity()) {
-            // Acquire: the consumer's destruction of the slot happens before our reuse of it.
-            producer_.received_cache = consumer_.received.load(std::memory_order_acquire);
-            if (sent - producer_.received_cache >= capacity()) {
-                return false;
-            }
+        if (indices_.write_available() == 0) {
+            return false;
         }
-        const std::uint32_t slot = producer_.next_slot;
+        const std::uint32_t slot = next_slot_;
         slots_.construct(slot, std::move(value));
-        indices_.push(slot); // never fails: at most capacity() indices are queued
-        producer_.next_slot = slot + 1 == capacity() ? 0 : slot + 1;
-        producer_.sent.store(sent + 1, std::memory_order_release);
+        indices_.push(slot); // cannot fail: there was room, and only this thread pushes
+        next_slot_ = slot == capacity() ? 0 : slot + 1;
         return true;
     }
 
@@ -82,8 +76,6 @@ public:
         }
         std::forward<Consume>(consume)(slots_[slot]);
         slots_.destroy(slot);
-        consumer_.received.store(consumer_.received.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_release);
         return true;
     }
 
@@ -97,30 +89,13 @@ public:
     }
 
     // Any thread. Exact when no push or pop is in flight; within [0, capacity] always.
-    [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t received = consumer_.received.load(std::memory_order_acquire);
-        const std::uint64_t sent = producer_.sent.load(std::memory_order_acquire);
-        return sent > received ? static_cast<std::size_t>(sent - received) : 0;
-    }
-
-    // Consumer side: true when an item can be popped now.
-    [[nodiscard]] bool has_item() const noexcept { return indices_.read_available() > 0; }
+    [[nodiscard]] std::size_t size() const noexcept { return indices_.read_available(); }
 
 private:
-    struct alignas(k_false_sharing_range) ProducerLine {
-        std::atomic<std::uint64_t> sent{0};
-        std::uint64_t received_cache = 0;
-        std::uint32_t next_slot = 0;
-    };
-    struct alignas(k_false_sharing_range) ConsumerLine {
-        std::atomic<std::uint64_t> received{0};
-    };
-
     std::size_t capacity_;
     SlotStorage<T> slots_;
     SpscIndexQueue<Capacity> indices_;
-    ProducerLine producer_;
-    ConsumerLine consumer_;
+    alignas(k_false_sharing_range) std::uint32_t next_slot_ = 0; // producer's
 };
 
 } // namespace ferry::detail
