@@ -8,11 +8,10 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <ferry/channel/channel.hpp>
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <ferry/channel/channel.hpp>
 
 namespace ferry::bench {
 

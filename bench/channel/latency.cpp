@@ -4,17 +4,15 @@
 //                FUTEX_WAIT_BITSET loop on the same deadline;
 //   wake/*       stop() -> a parked receiver running again, vs a bare futex store + wake.
 // Each iteration takes k_samples and reports p50_us and p99_us as counters.
-#include <benchmark/benchmark.h>
+#include "harness.hpp"
 
 #include <atomic>
+#include <benchmark/benchmark.h>
 #include <chrono>
 #include <cstdint>
+#include <ferry/channel/detail/futex.hpp>
 #include <thread>
 #include <vector>
-
-#include <ferry/channel/detail/futex.hpp>
-
-#include "harness.hpp"
 
 namespace {
 using namespace std::chrono_literals;
@@ -24,7 +22,9 @@ using ferry::bench::quantile;
 constexpr int k_samples = 100;
 constexpr auto k_wait = 1ms;
 
-double micros(clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double micros(clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
 
 void report(benchmark::State& state, std::vector<double>& samples) {
     state.counters["p50_us"] = quantile(samples, 0.50);
@@ -87,7 +87,8 @@ void wake_ferry(benchmark::State& state) {
         samples.clear();
         for (int i = 0; i < k_samples; ++i) {
             ferry::Channel<int, 2> ch;
-            samples.push_back(wake_latency_us([&] { benchmark::DoNotOptimize(ch.receive()); }, [&] { ch.stop(); }));
+            samples.push_back(wake_latency_us([&] { benchmark::DoNotOptimize(ch.receive()); },
+                                              [&] { ch.stop(); }));
         }
     }
     report(state, samples);
@@ -114,8 +115,14 @@ void wake_futex(benchmark::State& state) {
     report(state, samples);
 }
 
-BENCHMARK(overshoot_ferry)->Name("overshoot/ferry/1ms")->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(overshoot_futex)->Name("overshoot/baseline/1ms")->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(overshoot_ferry)
+    ->Name("overshoot/ferry/1ms")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(overshoot_futex)
+    ->Name("overshoot/baseline/1ms")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(wake_ferry)->Name("wake/ferry/stop")->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(wake_futex)->Name("wake/baseline/stop")->Iterations(1)->Unit(benchmark::kMillisecond);
 } // namespace

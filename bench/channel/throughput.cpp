@@ -5,13 +5,11 @@
 // Spinning sides (ferry's try_ loops and the raw queues) all go through spin_until.
 // at capacities 2, 64 and 8192. tools/bench_channel_plot.py pairs each repetition with its
 // baseline (run with --benchmark_enable_random_interleaving) and reports median ratios.
-#include <benchmark/benchmark.h>
-
-#include <boost/lockfree/spsc_queue.hpp>
-
-#include <cstdint>
-
 #include "harness.hpp"
+
+#include <benchmark/benchmark.h>
+#include <boost/lockfree/spsc_queue.hpp>
+#include <cstdint>
 
 namespace {
 using ferry::Status;
@@ -41,7 +39,9 @@ void nonblocking_ferry(benchmark::State& state) {
         ferry::Channel<std::uint64_t, C> ch;
         state.SetIterationTime(transfer_seconds(
             k_nonblocking_messages,
-            [&](std::uint64_t v) { spin_until([&] { return ch.try_send(std::uint64_t{v}) == Status::ok; }); },
+            [&](std::uint64_t v) {
+                spin_until([&] { return ch.try_send(std::uint64_t{v}) == Status::ok; });
+            },
             [&] {
                 std::uint64_t v = 0;
                 spin_until([&] {
@@ -136,8 +136,14 @@ void pingpong_boost(benchmark::State& state) {
 }
 
 #define FERRY_CHANNEL_PAIR(kind, ours, theirs, capacity)                                           \
-    BENCHMARK_TEMPLATE(ours, capacity)->Name(kind "/ferry/" #capacity)->UseManualTime()->Iterations(1); \
-    BENCHMARK_TEMPLATE(theirs, capacity)->Name(kind "/baseline/" #capacity)->UseManualTime()->Iterations(1)
+    BENCHMARK_TEMPLATE(ours, capacity)                                                             \
+        ->Name(kind "/ferry/" #capacity)                                                           \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1);                                                                           \
+    BENCHMARK_TEMPLATE(theirs, capacity)                                                           \
+        ->Name(kind "/baseline/" #capacity)                                                        \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
 
 FERRY_CHANNEL_PAIR("nonblocking", nonblocking_ferry, nonblocking_boost, 2);
 FERRY_CHANNEL_PAIR("nonblocking", nonblocking_ferry, nonblocking_boost, 64);

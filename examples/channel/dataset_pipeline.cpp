@@ -7,12 +7,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <ferry/channel.hpp>
+#include <ferry/tensor.hpp>
 #include <iostream>
 #include <thread>
 #include <vector>
-
-#include <ferry/channel.hpp>
-#include <ferry/tensor.hpp>
 
 namespace {
 
@@ -26,7 +25,8 @@ ferry::Result<ferry::Dataset> make_batch(int b) {
     std::vector<std::int32_t> labels;
     for (std::int64_t i = 0; i < k_batch_size; ++i) {
         for (std::int64_t j = 0; j < k_features; ++j) {
-            features.push_back(static_cast<float>(b) + static_cast<float>(i) * 0.5F + static_cast<float>(j) * 0.01F);
+            features.push_back(static_cast<float>(b) + static_cast<float>(i) * 0.5F +
+                               static_cast<float>(j) * 0.01F);
         }
         labels.push_back(b * 10 + static_cast<std::int32_t>(i));
     }
@@ -36,7 +36,8 @@ ferry::Result<ferry::Dataset> make_batch(int b) {
         return ferry::Status::bad_alloc;
     }
     ferry::Dataset batch;
-    if (ferry::failed(batch.add(std::move(*x).into_item())) || ferry::failed(batch.add(std::move(*y).into_item()))) {
+    if (ferry::failed(batch.add(std::move(*x).into_item())) ||
+        ferry::failed(batch.add(std::move(*y).into_item()))) {
         return ferry::Status::invalid_param;
     }
     return batch;
@@ -95,9 +96,10 @@ int main() {
     std::cout << "received " << received << " batches of " << k_batch_size << "x" << k_features
               << " floats + labels, then END_OF_SEQUENCE\n";
     std::cout << "wrong batches: " << wrong << ", payloads copied in transit: " << copied << '\n';
-    std::cout << "producer: " << ferry::name_of(producer_status) << ", channel stopped: " << std::boolalpha
-              << feed.stopped() << '\n';
-    const bool ok = received == k_batches && wrong == 0 && copied == 0 && ferry::succeeded(producer_status);
+    std::cout << "producer: " << ferry::name_of(producer_status)
+              << ", channel stopped: " << std::boolalpha << feed.stopped() << '\n';
+    const bool ok =
+        received == k_batches && wrong == 0 && copied == 0 && ferry::succeeded(producer_status);
     std::cout << (ok ? "dataset pipeline OK\n" : "dataset pipeline FAILED\n");
     return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

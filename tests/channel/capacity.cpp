@@ -1,17 +1,17 @@
 // Capacity bounds (spec/tdt.md §3): compile time for a constant capacity, run time for
 // ferry::dynamic_capacity; a channel of capacity N holds exactly N items.
 #include <catch2/catch.hpp>
-
-#include <ferry/channel/channel.hpp>
-
 #include <cstddef>
+#include <ferry/channel/channel.hpp>
 #include <string>
 
 namespace {
 // True when Channel<int, N, P> is a valid type: the static check seen through a concept, so the
 // test can assert that out-of-range capacities are rejected without failing the build.
 template <std::size_t N, typename P = ferry::spsc>
-concept channel_accepts = requires { typename ferry::Channel<int, N, P>; };
+concept channel_accepts = requires {
+    typename ferry::Channel<int, N, P>;
+};
 
 struct not_a_policy {};
 struct throwing_move {
@@ -30,7 +30,8 @@ static_assert(channel_accepts<ferry::dynamic_capacity>);
 static_assert(channel_accepts<2, ferry::mpmc>);
 static_assert(!channel_accepts<8193, ferry::mpmc>);
 static_assert(!channel_accepts<64, not_a_policy>);
-static_assert(ferry::Sendable<std::string> && !ferry::Sendable<throwing_move> && !ferry::Sendable<const int>);
+static_assert(ferry::Sendable<std::string> && !ferry::Sendable<throwing_move> &&
+              !ferry::Sendable<const int>);
 
 TEST_CASE("capacity predicate matches the documented range [2, 8192]") {
     CHECK_FALSE(ferry::is_valid_channel_capacity(0));
@@ -43,12 +44,14 @@ TEST_CASE("capacity predicate matches the documented range [2, 8192]") {
 
 TEMPLATE_TEST_CASE("dynamic capacity is checked at run time", "", ferry::spsc, ferry::mpmc) {
     using channel = ferry::Channel<int, ferry::dynamic_capacity, TestType>;
-    for (std::size_t bad : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1} << 40}) {
+    for (std::size_t bad :
+         {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1} << 40}) {
         auto made = channel::create(bad);
         CHECK(made.status() == ferry::Status::invalid_param);
         CHECK_THROWS_AS(channel(bad), std::invalid_argument);
     }
-    for (std::size_t good : {std::size_t{2}, std::size_t{3}, std::size_t{1000}, std::size_t{8192}}) {
+    for (std::size_t good :
+         {std::size_t{2}, std::size_t{3}, std::size_t{1000}, std::size_t{8192}}) {
         auto made = channel::create(good);
         REQUIRE(made.has_value());
         CHECK((*made)->capacity() == good);

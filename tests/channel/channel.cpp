@@ -1,12 +1,10 @@
 // Channel semantics (spec/tdt.md §3), one thread unless a test says otherwise: FIFO order, every
 // timeout form on a full and an empty channel, timeouts never early, move-only payloads, the
 // value handed back on every failed send, drain after stop, clear, exact size.
-#include <catch2/catch.hpp>
-
-#include <ferry/channel/channel.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <ferry/channel/channel.hpp>
 #include <memory>
 #include <string>
 #include <thread>
@@ -74,8 +72,8 @@ TEMPLATE_TEST_CASE("FIFO order survives many laps of the ring", "", ferry::spsc,
     CHECK(ch.empty());
 }
 
-TEMPLATE_TEST_CASE("a full channel: every send form fails and hands the value back", "", ferry::spsc,
-                   ferry::mpmc) {
+TEMPLATE_TEST_CASE("a full channel: every send form fails and hands the value back", "",
+                   ferry::spsc, ferry::mpmc) {
     small_channel<TestType> ch;
     fill(ch);
     auto value = std::make_unique<int>(42);
@@ -175,7 +173,8 @@ TEMPLATE_TEST_CASE("move-only payloads: nothing leaks, nothing is destroyed twic
     CHECK(Tracked::live.load() == 0);
 }
 
-TEMPLATE_TEST_CASE("copyable payloads can be sent by const reference", "", ferry::spsc, ferry::mpmc) {
+TEMPLATE_TEST_CASE("copyable payloads can be sent by const reference", "", ferry::spsc,
+                   ferry::mpmc) {
     ferry::Channel<std::string, 2, TestType> ch;
     const std::string hello = "hello";
     CHECK(ch.send(hello) == Status::ok);
@@ -212,7 +211,8 @@ TEMPLATE_TEST_CASE("stop: sticky, idempotent; send fails, receive drains then re
     CHECK(ch.stopped());
 }
 
-TEMPLATE_TEST_CASE("clear drops the queued items and frees their slots", "", ferry::spsc, ferry::mpmc) {
+TEMPLATE_TEST_CASE("clear drops the queued items and frees their slots", "", ferry::spsc,
+                   ferry::mpmc) {
     REQUIRE(Tracked::live.load() == 0);
     ferry::Channel<Tracked, 4, TestType> ch;
     CHECK(ch.clear() == 0);

@@ -2,10 +2,8 @@
 // their payloads, a failed send hands the dataset back intact, and a receive can refill an
 // existing dataset.
 #include <catch2/catch.hpp>
-
 #include <ferry/channel.hpp>
 #include <ferry/tensor.hpp>
-
 #include <vector>
 
 using ferry::Status;
@@ -22,7 +20,8 @@ ferry::Dataset make_dataset(float first) {
 }
 } // namespace
 
-TEMPLATE_TEST_CASE("Channel<Dataset, 64>: FIFO, payloads moved not copied", "", ferry::spsc, ferry::mpmc) {
+TEMPLATE_TEST_CASE("Channel<Dataset, 64>: FIFO, payloads moved not copied", "", ferry::spsc,
+                   ferry::mpmc) {
     ferry::Channel<ferry::Dataset, 64, TestType> ch;
     std::vector<const void*> payloads;
     for (int i = 0; i < 64; ++i) {

@@ -1,11 +1,9 @@
 // detail::EventCount and the futex under it: a timed wait never returns before its deadline, a
 // notification after prepare_wait() is never lost, notify_all wakes every sleeper.
-#include <catch2/catch.hpp>
-
-#include <ferry/channel/detail/event_count.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <ferry/channel/detail/event_count.hpp>
 #include <thread>
 #include <vector>
 
@@ -14,7 +12,8 @@ using clock_type = ferry::detail::futex_clock;
 
 TEST_CASE("futex timed wait returns no earlier than its deadline") {
     std::atomic<std::uint32_t> word{0};
-    for (const auto wait : {std::chrono::microseconds(10), std::chrono::microseconds(500), std::chrono::microseconds(2000)}) {
+    for (const auto wait : {std::chrono::microseconds(10), std::chrono::microseconds(500),
+                            std::chrono::microseconds(2000)}) {
         const auto deadline = clock_type::now() + wait;
         // The futex may return early for its own reasons; the caller's loop on the deadline is
         // what the channel relies on, so test exactly that loop.
@@ -28,7 +27,8 @@ TEST_CASE("futex timed wait returns no earlier than its deadline") {
 TEST_CASE("a futex wait on a changed word returns at once") {
     std::atomic<std::uint32_t> word{1};
     const auto start = clock_type::now();
-    ferry::detail::futex_wait_until(word, 0, clock_type::time_point::max()); // would hang if it slept
+    ferry::detail::futex_wait_until(word, 0,
+                                    clock_type::time_point::max()); // would hang if it slept
     CHECK(clock_type::now() >= start);
 }
 
@@ -36,8 +36,8 @@ TEST_CASE("a notification between prepare_wait and wait_until is not lost") {
     ferry::detail::EventCount event(GENERATE(true, false)); // membarrier and RMW modes
     const auto key = event.prepare_wait();
     CHECK(event.has_sleepers());
-    event.notify();                                       // arrives before the sleep
-    CHECK_FALSE(event.has_sleepers());                    // consumed: later notifiers skip the syscall
+    event.notify();                    // arrives before the sleep
+    CHECK_FALSE(event.has_sleepers()); // consumed: later notifiers skip the syscall
     event.wait_until(key, clock_type::time_point::max()); // must return at once
 }
 

@@ -2,9 +2,7 @@
 // (device, base name) for process channels with the TF_RECEIVE_ prefix, bad input rejected
 // without side effects, lookups by id and by name, concurrent opens agree on one channel.
 #include <catch2/catch.hpp>
-
 #include <ferry/channel/registry.hpp>
-
 #include <memory>
 #include <set>
 #include <string>
@@ -63,7 +61,8 @@ TEST_CASE("bad input: clear error, nothing registered") {
     CHECK(registry.size() == 2);
 }
 
-TEST_CASE("process channels: one queue per (device, base name); TF_RECEIVE_ opens the receive side") {
+TEST_CASE(
+    "process channels: one queue per (device, base name); TF_RECEIVE_ opens the receive side") {
     Registry registry;
     auto sender = registry.open_process(0, "feed");
     auto receiver = registry.open_process(0, "TF_RECEIVE_feed");

@@ -2,12 +2,10 @@
 // receiver at once and is sticky for threads that arrive later; clear wakes blocked senders.
 // Worker threads record what happened; the main thread asserts after joining (Catch2 2.x is not
 // thread-safe).
-#include <catch2/catch.hpp>
-
-#include <ferry/channel/channel.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <ferry/channel/channel.hpp>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -38,8 +36,8 @@ void wait_until_blocked(const Channel& ch, std::size_t n) {
 
 // Starts `count` threads that each try to send one unique_ptr with `timeout`.
 template <typename Channel>
-std::vector<std::thread> start_senders(Channel& ch, std::vector<SendOutcome>& outcomes, ferry::Timeout timeout,
-                                       int count = k_senders) {
+std::vector<std::thread> start_senders(Channel& ch, std::vector<SendOutcome>& outcomes,
+                                       ferry::Timeout timeout, int count = k_senders) {
     std::vector<std::thread> threads;
     for (int i = 0; i < count; ++i) {
         threads.emplace_back([&ch, &outcomes, i, timeout] {
@@ -58,9 +56,10 @@ void join_all(std::vector<std::thread>& threads) {
 }
 } // namespace
 
-TEMPLATE_TEST_CASE("stop wakes every blocked sender, value handed back", "", ferry::spsc, ferry::mpmc,
-                   symmetric_mpmc) {
-    // spsc admits one sender at a time: several blocked senders is an mpmc situation; spsc gets one.
+TEMPLATE_TEST_CASE("stop wakes every blocked sender, value handed back", "", ferry::spsc,
+                   ferry::mpmc, symmetric_mpmc) {
+    // spsc admits one sender at a time: several blocked senders is an mpmc situation; spsc gets
+    // one.
     const int senders = TestType::multi_producer ? k_senders : 1;
     for (const ferry::Timeout timeout : {ferry::forever, ferry::Timeout(1h)}) {
         ferry::Channel<std::unique_ptr<int>, 2, TestType> ch;
@@ -83,7 +82,8 @@ TEMPLATE_TEST_CASE("stop wakes every blocked sender, value handed back", "", fer
     }
 }
 
-TEMPLATE_TEST_CASE("stop wakes every blocked receiver", "", ferry::spsc, ferry::mpmc, symmetric_mpmc) {
+TEMPLATE_TEST_CASE("stop wakes every blocked receiver", "", ferry::spsc, ferry::mpmc,
+                   symmetric_mpmc) {
     const int receivers = TestType::multi_consumer ? k_receivers : 1;
     ferry::Channel<int, 64, TestType> ch;
     std::vector<Status> outcomes(k_receivers, Status::failure);

@@ -4,12 +4,10 @@
 // Sizes: 4 producers x 4 consumers x 10^6 messages in a normal build; scaled down under
 // ThreadSanitizer (about 10x slower, and CI gives the concurrency suite 2 cores) so each test
 // stays near a minute there.
-#include <catch2/catch.hpp>
-
-#include <ferry/channel/channel.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <ferry/channel/channel.hpp>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -61,7 +59,8 @@ void consume(Channel& ch, std::uint64_t per_producer, ConsumerLog& log,
 }
 
 template <typename Channel>
-void run_lossless(Channel& ch, int producers, int consumers, std::uint64_t per_producer = k_messages) {
+void run_lossless(Channel& ch, int producers, int consumers,
+                  std::uint64_t per_producer = k_messages) {
     const std::uint64_t total = static_cast<std::uint64_t>(producers) * per_producer;
     std::vector<std::atomic<std::uint8_t>> seen(total);
     std::atomic<std::uint64_t> duplicates{0};
@@ -69,7 +68,8 @@ void run_lossless(Channel& ch, int producers, int consumers, std::uint64_t per_p
     std::vector<Status> send_failures(static_cast<std::size_t>(producers), Status::ok);
     std::vector<std::thread> consumer_threads;
     for (int c = 0; c < consumers; ++c) {
-        consumer_threads.emplace_back([&, c] { consume(ch, per_producer, logs[c], seen, duplicates); });
+        consumer_threads.emplace_back(
+            [&, c] { consume(ch, per_producer, logs[c], seen, duplicates); });
     }
     std::vector<std::thread> producer_threads;
     for (int p = 0; p < producers; ++p) {
@@ -164,7 +164,7 @@ struct Token {
 };
 
 struct Totals {
-    std::atomic<std::uint64_t> sent{0};     // sum of value+1 over sends that returned ok
+    std::atomic<std::uint64_t> sent{0}; // sum of value+1 over sends that returned ok
     std::atomic<std::uint64_t> handed_back{0};
     std::atomic<std::uint64_t> received{0};
     std::atomic<std::uint64_t> dropped{0}; // by clear() or by the channel's destructor
@@ -176,7 +176,8 @@ void produce_tokens(ferry::Channel<Token, 16, ferry::mpmc>& ch, Totals& totals, 
     for (std::uint64_t i = first; i < first + count; ++i) {
         Token t(i, &totals.dropped);
         totals.produced.fetch_add(i + 1, std::memory_order_relaxed);
-        const Status s = i % 3 == 0 ? ch.send(std::move(t)) : ch.send_for(std::move(t), std::chrono::microseconds(200));
+        const Status s = i % 3 == 0 ? ch.send(std::move(t))
+                                    : ch.send_for(std::move(t), std::chrono::microseconds(200));
         if (s == Status::ok) {
             totals.sent.fetch_add(i + 1, std::memory_order_relaxed);
         } else {
@@ -196,7 +197,8 @@ TEST_CASE("mpmc with clear and stop racing: sent = received + dropped, failures 
         ferry::Channel<Token, 16, ferry::mpmc> ch;
         std::vector<std::thread> threads;
         for (int p = 0; p < k_producers; ++p) {
-            threads.emplace_back([&, p] { produce_tokens(ch, totals, p * k_per_producer, k_per_producer); });
+            threads.emplace_back(
+                [&, p] { produce_tokens(ch, totals, p * k_per_producer, k_per_producer); });
         }
         for (int c = 0; c < k_consumers; ++c) {
             threads.emplace_back([&] {

@@ -25,13 +25,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <new>
-#include <optional>
-#include <stdexcept>
-#include <type_traits>
-#include <utility>
-
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/event_count.hpp>
@@ -41,6 +34,12 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace ferry {
 
@@ -60,11 +59,12 @@ inline void cpu_relax() noexcept {
 }
 
 template <typename T, std::size_t Capacity, typename Policy>
-using ring_for = std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, SpscRing<T, Capacity>>;
+using ring_for =
+    std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, SpscRing<T, Capacity>>;
 } // namespace detail
 
 template <Sendable T, std::size_t Capacity, ChannelPolicy Policy = spsc>
-    requires ChannelCapacity<Capacity>
+requires ChannelCapacity<Capacity>
 class Channel {
 public:
     using value_type = T;
@@ -80,8 +80,8 @@ public:
 
     // The non-throwing way to make a dynamic-capacity channel (the C API's path):
     // invalid_param for a capacity outside [2, 8192], bad_alloc when memory runs out.
-    [[nodiscard]] static Result<std::unique_ptr<Channel>> create(std::size_t capacity) noexcept
-        requires is_dynamic {
+    [[nodiscard]] static Result<std::unique_ptr<Channel>>
+    create(std::size_t capacity) noexcept requires is_dynamic {
         if (!is_valid_channel_capacity(capacity)) {
             return Status::invalid_param;
         }
@@ -105,7 +105,9 @@ public:
         return send(std::move(copy), timeout);
     }
     Status try_send(T&& value) noexcept { return send(std::move(value), no_wait); }
-    Status try_send(const T& value) requires std::copy_constructible<T> { return send(value, no_wait); }
+    Status try_send(const T& value) requires std::copy_constructible<T> {
+        return send(value, no_wait);
+    }
 
     template <typename Rep, typename Period>
     Status send_for(T&& value, std::chrono::duration<Rep, Period> timeout) noexcept {
@@ -117,7 +119,9 @@ public:
     }
 
     // ---- receive ----------------------------------------------------------------------------
-    Result<T> receive(Timeout timeout = forever) noexcept { return receive_until_impl(deadline_of(timeout)); }
+    Result<T> receive(Timeout timeout = forever) noexcept {
+        return receive_until_impl(deadline_of(timeout));
+    }
     Result<T> try_receive() noexcept { return receive(no_wait); }
     template <typename Rep, typename Period>
     Result<T> receive_for(std::chrono::duration<Rep, Period> timeout) noexcept {
@@ -130,9 +134,11 @@ public:
 
     // Receives into an existing object (move-assigned on success, untouched otherwise): lets a
     // receive loop reuse one T, e.g. a Dataset's buffers.
-    Status receive(T& out, Timeout timeout = forever) noexcept
-        requires std::is_nothrow_move_assignable_v<T> {
-        return receive_with(deadline_of(timeout), [&out](T& item) noexcept { out = std::move(item); });
+    Status
+    receive(T& out,
+            Timeout timeout = forever) noexcept requires std::is_nothrow_move_assignable_v<T> {
+        return receive_with(deadline_of(timeout),
+                            [&out](T& item) noexcept { out = std::move(item); });
     }
 
     // ---- stop / clear / size ----------------------------------------------------------------
@@ -142,7 +148,9 @@ public:
         items_.notify();
         slots_.notify();
     }
-    [[nodiscard]] bool stopped() const noexcept { return flags_.stopped.load(std::memory_order_acquire); }
+    [[nodiscard]] bool stopped() const noexcept {
+        return flags_.stopped.load(std::memory_order_acquire);
+    }
 
     // Destroys the queued items and wakes blocked senders; returns how many were dropped.
     // spsc: call it from the receiving side (it is a receive of everything).
@@ -177,7 +185,8 @@ private:
         if (timeout.is_no_wait()) {
             return clock::time_point::min();
         }
-        return timeout.is_forever() ? clock::time_point::max() : timeout.deadline_from(clock::now());
+        return timeout.is_forever() ? clock::time_point::max()
+                                    : timeout.deadline_from(clock::now());
     }
 
     Status send_until_impl(T& value, clock::time_point deadline) noexcept {
@@ -195,7 +204,8 @@ private:
 
     Result<T> receive_until_impl(clock::time_point deadline) noexcept {
         std::optional<T> out;
-        const Status status = receive_with(deadline, [&out](T& item) noexcept { out.emplace(std::move(item)); });
+        const Status status =
+            receive_with(deadline, [&out](T& item) noexcept { out.emplace(std::move(item)); });
         if (status != Status::ok) {
             return status;
         }
@@ -230,7 +240,8 @@ private:
     // deadline. The attempt runs after every wake-up before the deadline is looked at, so a
     // notification is never dropped by a waiter that is about to time out.
     template <typename Attempt>
-    Status run(detail::EventCount& event, clock::time_point deadline, Status busy, Attempt attempt) noexcept {
+    Status run(detail::EventCount& event, clock::time_point deadline, Status busy,
+               Attempt attempt) noexcept {
         const Status first = attempt();
         if (first != busy || deadline == clock::time_point::min()) {
             return first;
@@ -242,8 +253,8 @@ private:
     }
 
     template <typename Attempt>
-    [[gnu::noinline]] Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
-                                  Attempt& attempt) noexcept {
+    [[gnu::noinline]] Status wait(detail::EventCount& event, clock::time_point deadline,
+                                  Status busy, Attempt& attempt) noexcept {
         const BlockedScope scope(blocked_.count);
         for (unsigned spin = 0; spin < Policy::spin_limit; ++spin) {
             detail::cpu_relax();

@@ -41,6 +41,7 @@ concept ChannelPolicy = requires {
     { P::multi_consumer } -> std::convertible_to<bool>;
     { P::spin_limit } -> std::convertible_to<unsigned>;
     { P::asymmetric_barrier } -> std::convertible_to<bool>;
-} && (P::multi_producer == P::multi_consumer); // spsc or mpmc: the two rings that exist
+}
+&&(P::multi_producer == P::multi_consumer); // spsc or mpmc: the two rings that exist
 
 } // namespace ferry

@@ -14,6 +14,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ferry/channel/channel.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,10 +25,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <ferry/channel/channel.hpp>
-#include <ferry/core/result.hpp>
-#include <ferry/core/status.hpp>
 
 namespace ferry {
 
@@ -37,7 +36,8 @@ enum class ChannelKind : unsigned char { queue, process };
 inline constexpr std::size_t k_max_channel_name_length = 127;
 inline constexpr std::string_view k_receive_prefix = "TF_RECEIVE_";
 // The depth of a "TDT process" channel. CANN's legacy path takes no capacity; 128 is the depth
-// MindSpore's MbufDataHandler uses by default (tdt_facts.md §5, [MSR]), documented in docs/channel.md.
+// MindSpore's MbufDataHandler uses by default (tdt_facts.md §5, [MSR]), documented in
+// docs/channel.md.
 inline constexpr std::size_t k_process_channel_capacity = 128;
 
 template <Sendable T>
@@ -62,7 +62,11 @@ public:
             return Status::invalid_param;
         }
         try {
-            Entry entry{0, device, std::string(name), ChannelKind::queue, false,
+            Entry entry{0,
+                        device,
+                        std::string(name),
+                        ChannelKind::queue,
+                        false,
                         std::make_shared<channel_type>(capacity)};
             const std::scoped_lock lock(mutex_);
             entry.id = next_id();
@@ -91,8 +95,9 @@ public:
                 entry.receive_side = receive_side;
                 return entry;
             }
-            Entry entry{0, device, key.second, ChannelKind::process, false,
-                        std::make_shared<channel_type>(k_process_channel_capacity)};
+            Entry entry{0,          device,
+                        key.second, ChannelKind::process,
+                        false,      std::make_shared<channel_type>(k_process_channel_capacity)};
             entry.id = next_id();
             records_.emplace(entry.id, Record{entry, 1});
             process_ids_.emplace(std::move(key), entry.id);
@@ -132,7 +137,8 @@ public:
     // Every channel of `device` that `name` designates, oldest first: queue channels labelled
     // `name`, and the process channel whose base name `name` has (with or without the prefix).
     [[nodiscard]] std::vector<Entry> find(std::uint32_t device, std::string_view name) const {
-        const std::string_view base = name.starts_with(k_receive_prefix) ? name.substr(k_receive_prefix.size()) : name;
+        const std::string_view base =
+            name.starts_with(k_receive_prefix) ? name.substr(k_receive_prefix.size()) : name;
         std::vector<Entry> matches;
         const std::scoped_lock lock(mutex_);
         for (const auto& [id, record] : records_) {

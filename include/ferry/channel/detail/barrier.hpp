@@ -13,7 +13,6 @@
 // back to RMWs on both sides.
 
 #include <atomic>
-
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>

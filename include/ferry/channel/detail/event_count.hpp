@@ -31,7 +31,6 @@
 
 #include <atomic>
 #include <cstdint>
-
 #include <ferry/channel/detail/barrier.hpp>
 #include <ferry/channel/detail/futex.hpp>
 
@@ -70,7 +69,8 @@ public:
             AsymmetricBarrier::light();
             word = word_.load(std::memory_order_relaxed);
         } else {
-            // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait().
+            // fetch_add(0), not a load: the RMW is what orders this notifier against
+            // prepare_wait().
             word = word_.fetch_add(0, std::memory_order_acq_rel);
         }
         while ((word & k_sleepers) != 0) {

@@ -14,7 +14,6 @@
 #include <climits>
 #include <cstdint>
 #include <ctime>
-
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,7 +37,8 @@ inline std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
 inline void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                              futex_clock::time_point deadline) noexcept {
     if (deadline == futex_clock::time_point::max()) {
-        ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+        ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr,
+                  0);
         return;
     }
     const auto since_epoch = deadline.time_since_epoch();
@@ -56,6 +56,8 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
     ::syscall(SYS_futex, futex_address(word), FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
 }
 
-inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { futex_wake(word, INT_MAX); }
+inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
+    futex_wake(word, INT_MAX);
+}
 
 } // namespace ferry::detail

@@ -18,12 +18,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <utility>
-
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
+#include <memory>
+#include <utility>
 
 namespace ferry::detail {
 

@@ -17,7 +17,8 @@ namespace ferry::detail {
 template <typename T>
 class SlotStorage {
 public:
-    explicit SlotStorage(std::size_t count) : cells_(std::make_unique_for_overwrite<Cell[]>(count)) {}
+    explicit SlotStorage(std::size_t count)
+        : cells_(std::make_unique_for_overwrite<Cell[]>(count)) {}
 
     // Moves `value` into the empty slot `index`.
     void construct(std::size_t index, T&& value) noexcept {

@@ -13,27 +13,27 @@
 // Thread roles: try_push from one producer thread, try_pop and clear from one consumer thread;
 // size() and capacity() from anywhere.
 
+#include <boost/lockfree/spsc_queue.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
-
-#include <boost/lockfree/spsc_queue.hpp>
-
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
+#include <utility>
 
 namespace ferry::detail {
 
 // The index queue: Boost's compile-time sized ring (storage inline) or its run-time sized one.
 template <std::size_t Capacity>
-struct SpscIndexQueue : boost::lockfree::spsc_queue<std::uint32_t, boost::lockfree::capacity<Capacity>> {
+struct SpscIndexQueue
+    : boost::lockfree::spsc_queue<std::uint32_t, boost::lockfree::capacity<Capacity>> {
     explicit SpscIndexQueue(std::size_t /*capacity*/) {}
 };
 
 template <>
 struct SpscIndexQueue<dynamic_capacity> : boost::lockfree::spsc_queue<std::uint32_t> {
-    explicit SpscIndexQueue(std::size_t capacity) : boost::lockfree::spsc_queue<std::uint32_t>(capacity) {}
+    explicit SpscIndexQueue(std::size_t capacity)
+        : boost::lockfree::spsc_queue<std::uint32_t>(capacity) {}
 };
 
 template <typename T, std::size_t Capacity>
