@@ -6,14 +6,12 @@
 //           std::vector<std::byte> plus an offset push (the same bytes copied, no checks)
 //   load:   load() of a plan with 1000 blocks of N bytes (stage, one upload, resolve slots)
 //           vs  one std::memcpy of the same total bytes into a preallocated buffer
-#include <ferry/kernel.hpp>
-#include <ferry/runtime.hpp>
-
 #include <benchmark/benchmark.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ferry/kernel.hpp>
+#include <ferry/runtime.hpp>
 #include <utility>
 #include <vector>
 
@@ -60,7 +58,8 @@ void blocks_kernel_args(benchmark::State& state) {
         benchmark::DoNotOptimize(args.slots().data());
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * k_blocks));
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
+    state.SetBytesProcessed(
+        static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
 }
 
 void blocks_vector_baseline(benchmark::State& state) {
@@ -76,11 +75,12 @@ void blocks_vector_baseline(benchmark::State& state) {
         benchmark::DoNotOptimize(offsets.data());
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * k_blocks));
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
+    state.SetBytesProcessed(
+        static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
 }
 
 ferry::Runtime& runtime() {
-    static ferry::Runtime& rt = [] () -> ferry::Runtime& {
+    static ferry::Runtime& rt = []() -> ferry::Runtime& {
         ferry::Runtime& r = *ferry::Runtime::instance().value();
         if (failed(r.set_device(0))) {
             std::abort();
@@ -112,7 +112,8 @@ void load_plan(benchmark::State& state) {
         }
         benchmark::DoNotOptimize(loaded->device_image());
     }
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
+    state.SetBytesProcessed(
+        static_cast<std::int64_t>(state.iterations() * k_blocks * bytes.size()));
 }
 
 void load_memcpy_baseline(benchmark::State& state) {

@@ -5,18 +5,17 @@
 // the kernel, which then writes nothing: the example runs both cases and checks both outcomes.
 #include "kernel_example.hpp"
 
-#include <exe_graph/runtime/annotated_args_context.h>
-
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <exe_graph/runtime/annotated_args_context.h>
 #include <utility>
 #include <vector>
 
 namespace {
 
-struct MyTiling {            // shared by host and kernel (seed 003: same header, same options)
-    uint32_t totalLength;    // the data's total length, checked by the kernel
+struct MyTiling {         // shared by host and kernel (seed 003: same header, same options)
+    uint32_t totalLength; // the data's total length, checked by the kernel
     uint32_t tileNum;
 };
 

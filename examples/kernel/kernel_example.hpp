@@ -3,12 +3,11 @@
 // uploaded here, once), execute it and read the output back.
 #pragma once
 
-#include <ferry/kernel.hpp>
-#include <ferry/runtime.hpp>
-
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <ferry/kernel.hpp>
+#include <ferry/runtime.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -33,10 +32,10 @@ inline ferry::Runtime& boot() {
 
 inline void register_kernel(ferry::Runtime& rt, const char* name, ferry::HostKernel body) {
     static const char stub = 0; // one program and one stub per example process
-    const auto program = rt.register_program(
-        {ferry::k_magic_elf, 0, k_binary.data(), k_binary.size()});
-    if (!program || failed(rt.register_kernel(*program, {&stub, name, std::nullopt,
-                                                          std::move(body)}))) {
+    const auto program =
+        rt.register_program({ferry::k_magic_elf, 0, k_binary.data(), k_binary.size()});
+    if (!program ||
+        failed(rt.register_kernel(*program, {&stub, name, std::nullopt, std::move(body)}))) {
         die("kernel registration");
     }
 }

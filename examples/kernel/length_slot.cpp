@@ -6,11 +6,10 @@
 // sizeof(MyParams) is rejected by the kernel, which then writes nothing.
 #include "kernel_example.hpp"
 
-#include <exe_graph/runtime/annotated_args_context.h>
-
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <exe_graph/runtime/annotated_args_context.h>
 #include <utility>
 #include <vector>
 
@@ -52,9 +51,8 @@ bool add_my_launch(ferry::LaunchPlan& plan, const uint32_t* input, uint32_t* out
         return false;
     }
     // 4 slots: input address, params address, params length, output address.
-    return args.slot_count() == 4 &&
-           plan.add_launch(example::launch_info("my_kernel"), std::move(args)) ==
-               ferry::ArgsError::none;
+    return args.slot_count() == 4 && plan.add_launch(example::launch_info("my_kernel"),
+                                                     std::move(args)) == ferry::ArgsError::none;
 }
 
 std::vector<uint32_t> run(ferry::Runtime& rt, const uint32_t* input, uint64_t length) {

@@ -6,12 +6,11 @@
 // entries than kMaxTableLen are rejected by the kernel, which then writes nothing.
 #include "kernel_example.hpp"
 
-#include <exe_graph/runtime/annotated_args_context.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <exe_graph/runtime/annotated_args_context.h>
 #include <utility>
 #include <vector>
 

@@ -2,10 +2,9 @@
 // padded end (or through a slot that holds no block) are caught and reported as task failures.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>

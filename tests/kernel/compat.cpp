@@ -1,15 +1,13 @@
 // The compat header <exe_graph/runtime/annotated_args_context.h>: CANN's spellings map onto
 // ferry/kernel, and the seed's three call examples work as written, with kernels that read their
 // block through the raw slot address exactly as the seed's device code does.
-#include <exe_graph/runtime/annotated_args_context.h>
-
 #include "support.hpp"
-
-#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <exe_graph/runtime/annotated_args_context.h>
 #include <numeric>
 #include <type_traits>
 #include <utility>
@@ -17,9 +15,13 @@
 
 namespace {
 template <typename T>
-concept HasGetStatus = requires(T t) { t.GetStatus(); };
+concept HasGetStatus = requires(T t) {
+    t.GetStatus();
+};
 template <typename T>
-concept HasGetImpl = requires(T t) { t.GetImpl(); };
+concept HasGetImpl = requires(T t) {
+    t.GetImpl();
+};
 } // namespace
 
 TEST_CASE("compat names map onto ferry's types", "[kernel][compat]") {
@@ -36,7 +38,8 @@ TEST_CASE("compat names map onto ferry's types", "[kernel][compat]") {
     STATIC_REQUIRE_FALSE(HasGetImpl<gert::AnnotatedKernelArgs>);
 }
 
-TEST_CASE("AppendArg returns GRAPH_SUCCESS / GRAPH_FAILED under ferry's rules", "[kernel][compat]") {
+TEST_CASE("AppendArg returns GRAPH_SUCCESS / GRAPH_FAILED under ferry's rules",
+          "[kernel][compat]") {
     const std::uint64_t data = 1;
     gert::AnnotatedKernelArgs args;
     CHECK(args.AppendArg(gert::InputAddr{0U, &data}) == ge::GRAPH_SUCCESS);
@@ -76,28 +79,31 @@ const char stub_params = 0;
 
 // Each kernel writes what it read to y[0] (and nothing when it rejects its block).
 void register_seed_kernels(ferry::Runtime& rt) {
-    kernel_test::register_kernel(rt, &stub_tiling, "tiling_kernel", [](const ferry::KernelContext& k) {
-        const auto* tilingData = k.pointer<const MyTiling>(1);
-        if (tilingData->totalLength != static_cast<uint32_t>(sizeof(MyTiling))) {
-            return;
-        }
-        k.pointer<uint32_t>(2)[0] = tilingData->tileNum;
-    });
-    kernel_test::register_kernel(rt, &stub_table, "table_kernel", [](const ferry::KernelContext& k) {
-        const auto* header = k.pointer<const MyTableHeader>(1);
-        if ((header->magic != kTableMagic) || (header->tableLen > kMaxTableLen)) {
-            return;
-        }
-        const auto* values = reinterpret_cast<const int32_t*>(header + 1);
-        k.pointer<int32_t>(2)[0] = std::accumulate(values, values + header->tableLen, 0);
-    });
-    kernel_test::register_kernel(rt, &stub_params, "params_kernel", [](const ferry::KernelContext& k) {
-        const auto* paramsData = k.pointer<const MyParams>(1);
-        if (k.slot<uint64_t>(2) != sizeof(MyParams)) {
-            return;
-        }
-        k.pointer<uint32_t>(3)[0] = paramsData->tileNum * 100 + paramsData->blockNum;
-    });
+    kernel_test::register_kernel(
+        rt, &stub_tiling, "tiling_kernel", [](const ferry::KernelContext& k) {
+            const auto* tilingData = k.pointer<const MyTiling>(1);
+            if (tilingData->totalLength != static_cast<uint32_t>(sizeof(MyTiling))) {
+                return;
+            }
+            k.pointer<uint32_t>(2)[0] = tilingData->tileNum;
+        });
+    kernel_test::register_kernel(
+        rt, &stub_table, "table_kernel", [](const ferry::KernelContext& k) {
+            const auto* header = k.pointer<const MyTableHeader>(1);
+            if ((header->magic != kTableMagic) || (header->tableLen > kMaxTableLen)) {
+                return;
+            }
+            const auto* values = reinterpret_cast<const int32_t*>(header + 1);
+            k.pointer<int32_t>(2)[0] = std::accumulate(values, values + header->tableLen, 0);
+        });
+    kernel_test::register_kernel(
+        rt, &stub_params, "params_kernel", [](const ferry::KernelContext& k) {
+            const auto* paramsData = k.pointer<const MyParams>(1);
+            if (k.slot<uint64_t>(2) != sizeof(MyParams)) {
+                return;
+            }
+            k.pointer<uint32_t>(3)[0] = paramsData->tileNum * 100 + paramsData->blockNum;
+        });
 }
 
 // Loads the plan (its one upload), runs it and waits for it.
@@ -129,14 +135,15 @@ struct SeedFixture {
 };
 } // namespace
 
-TEST_CASE_METHOD(SeedFixture, "seed call example 1: fixed struct", "[kernel][compat][concurrency]") {
+TEST_CASE_METHOD(SeedFixture, "seed call example 1: fixed struct",
+                 "[kernel][compat][concurrency]") {
     for (const uint32_t length : {uint32_t{sizeof(MyTiling)}, uint32_t{sizeof(MyTiling) + 1}}) {
         MyTiling tiling{length, 8U};
         gert::AnnotatedKernelArgs args;
-        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::CustomDataBlock{&tiling, sizeof(tiling)}) ==
-                     ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        REQUIRE(
+            (args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::CustomDataBlock{&tiling, sizeof(tiling)}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
         CHECK(launch_once(rt, y, "tiling_kernel", std::move(args)) ==
               (length == sizeof(MyTiling) ? 8U : 0xFFFFFFFFU));
     }
@@ -152,10 +159,10 @@ TEST_CASE_METHOD(SeedFixture, "seed call example 2: self-describing header",
         header->tableLen = static_cast<uint32_t>(table.size());
         std::copy(table.begin(), table.end(), reinterpret_cast<int32_t*>(header + 1));
         gert::AnnotatedKernelArgs args;
-        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::CustomDataBlock{blob.data(), blob.size()}) ==
-                     ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        REQUIRE(
+            (args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::CustomDataBlock{blob.data(), blob.size()}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
         CHECK(launch_once(rt, y, "table_kernel", std::move(args)) ==
               (magic == kTableMagic ? 21U : 0xFFFFFFFFU));
     }
@@ -165,11 +172,11 @@ TEST_CASE_METHOD(SeedFixture, "seed call example 3: length slot", "[kernel][comp
     for (const uint64_t length : {uint64_t{sizeof(MyParams)}, uint64_t{sizeof(MyParams) - 1}}) {
         MyParams params{8U, 8U};
         gert::AnnotatedKernelArgs args;
-        REQUIRE((args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::CustomDataBlock{&params, sizeof(params)}) ==
-                     ge::GRAPH_SUCCESS &&
-                 args.AppendArg(uint64_t{length}) == ge::GRAPH_SUCCESS &&
-                 args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
+        REQUIRE(
+            (args.AppendArg(gert::InputAddr{0U, &x}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::CustomDataBlock{&params, sizeof(params)}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(uint64_t{length}) == ge::GRAPH_SUCCESS &&
+             args.AppendArg(gert::OutputAddr{0U, y}) == ge::GRAPH_SUCCESS));
         CHECK(args.slot_count() == 4);
         CHECK(launch_once(rt, y, "params_kernel", std::move(args)) ==
               (length == sizeof(MyParams) ? 808U : 0xFFFFFFFFU));

@@ -1,9 +1,7 @@
 // CustomDataBlock: its fixed layout and seed 003's per-block rules, checked without any copy.
-#include <ferry/kernel/custom_data_block.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <cstdint>
+#include <ferry/kernel/custom_data_block.hpp>
 #include <limits>
 
 using ferry::ArgsError;

@@ -1,11 +1,9 @@
 // KernelArgs: the append overloads, seed 003's block rules, the limits, the status rules and
 // copy/move semantics (spec/kernel-args.md, args_runtime_facts.md A.3).
-#include <ferry/kernel/kernel_args.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <ferry/kernel/kernel_args.hpp>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -21,9 +19,13 @@ using ferry::KernelArgs;
 namespace {
 constexpr std::uint32_t k_int32_max = std::numeric_limits<std::int32_t>::max();
 
-std::uint64_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+std::uint64_t address_of(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p);
+}
 
-std::vector<std::byte> bytes_of(std::span<const std::byte> s) { return {s.begin(), s.end()}; }
+std::vector<std::byte> bytes_of(std::span<const std::byte> s) {
+    return {s.begin(), s.end()};
+}
 
 // Small limits so that the cumulative and per-block limits can be reached with real appends.
 struct SmallLimits : ferry::OnlineModel {
@@ -196,7 +198,9 @@ TEST_CASE("per-block and cumulative limits, end to end with small traits",
 
 namespace {
 template <typename Args>
-concept CanAppendBlock = requires(Args a, const CustomDataBlock& b) { a.append(b); };
+concept CanAppendBlock = requires(Args a, const CustomDataBlock& b) {
+    a.append(b);
+};
 } // namespace
 
 TEST_CASE("offline-model traits have no block append (a compile-time error)", "[kernel][args]") {

@@ -1,11 +1,9 @@
 // LaunchPlan: add_launch's checks and their order, deep copies, launch order, workspaces and the
 // offline-target rule (args_runtime_facts.md A.4, seed 003).
-#include <ferry/kernel/launch_plan.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <ferry/kernel/launch_plan.hpp>
 #include <string>
 #include <utility>
 
@@ -23,8 +21,7 @@ LaunchInfo valid_info(const char* name = "kernel") {
 }
 } // namespace
 
-TEST_CASE("launch info is checked in order: name, binary, block_dim, stream id",
-          "[kernel][plan]") {
+TEST_CASE("launch info is checked in order: name, binary, block_dim, stream id", "[kernel][plan]") {
     LaunchInfo all_bad{nullptr, nullptr, 0, 0, ferry::k_invalid_stream_id};
     CHECK(ferry::check_launch_info(all_bad) == ArgsError::kernel_name_missing);
     all_bad.kernel_name = "";
@@ -69,8 +66,7 @@ TEST_CASE("add_launch checks the info before the args, and a failure records not
     CHECK(plan.launch_count() == 0);
 }
 
-TEST_CASE("add_launch deep-copies name and binary and keeps launches in order",
-          "[kernel][plan]") {
+TEST_CASE("add_launch deep-copies name and binary and keeps launches in order", "[kernel][plan]") {
     LaunchPlan plan;
     std::string name = "first";
     std::array<std::byte, 3> bin{std::byte{9}, std::byte{8}, std::byte{7}};

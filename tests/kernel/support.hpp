@@ -2,13 +2,11 @@
 // Test helpers for ferry/kernel: a freshly booted runtime with device 0 current, a registered
 // host kernel, and a launch info naming it.
 
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdlib>
 #include <ferry/kernel.hpp>
 #include <ferry/runtime.hpp>
-
-#include <catch2/catch.hpp>
-
-#include <array>
-#include <cstdlib>
 #include <optional>
 #include <utility>
 #include <vector>

@@ -2,10 +2,9 @@
 // block and workspace slots, kernels reading the bytes, streams, and release.
 #include "support.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -55,7 +54,8 @@ TEST_CASE("every block lands 512-byte aligned and every padding byte is zero",
         auto& blocks = expected.emplace_back();
         for (const std::size_t size : launch) {
             blocks.push_back(pattern(size, ++seed));
-            REQUIRE(args.append(CustomDataBlock{blocks.back().data(), size}) == GraphStatus::success);
+            REQUIRE(args.append(CustomDataBlock{blocks.back().data(), size}) ==
+                    GraphStatus::success);
         }
         REQUIRE(plan.add_launch(launch_info("copy"), std::move(args)) == ArgsError::none);
     }
@@ -123,10 +123,10 @@ TEST_CASE("blocks are uploaded once per load, however often the plan runs",
         return std::count_if(events.begin(), events.end(),
                              [&](const ferry::TraceEvent& e) { return e.category == category; });
     };
-    CHECK(count("memcpy") == 1);               // the one host-to-device upload
-    CHECK(count("kernel_args") == 1);          // load's own trace event
-    CHECK(count("kernel") == 3 * executions);  // every launch ran
-    CHECK(runs.load() == 3 * executions * 2);  // every block of every launch saw the bytes
+    CHECK(count("memcpy") == 1);              // the one host-to-device upload
+    CHECK(count("kernel_args") == 1);         // load's own trace event
+    CHECK(count("kernel") == 3 * executions); // every launch ran
+    CHECK(runs.load() == 3 * executions * 2); // every block of every launch saw the bytes
     CHECK(rt.registry().size() == allocations_before + 1);
 
     // A second load uploads again (once).

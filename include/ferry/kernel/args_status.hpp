@@ -16,8 +16,12 @@ enum class GraphStatus : std::uint32_t {
     failed = 0xFFFFFFFFu, // ge::GRAPH_FAILED
 };
 
-[[nodiscard]] constexpr bool succeeded(GraphStatus s) noexcept { return s == GraphStatus::success; }
-[[nodiscard]] constexpr bool failed(GraphStatus s) noexcept { return s != GraphStatus::success; }
+[[nodiscard]] constexpr bool succeeded(GraphStatus s) noexcept {
+    return s == GraphStatus::success;
+}
+[[nodiscard]] constexpr bool failed(GraphStatus s) noexcept {
+    return s != GraphStatus::success;
+}
 
 // Why an append, an add_launch or a workspace request failed. `none` means it did not.
 enum class ArgsError : std::uint8_t {
@@ -44,27 +48,44 @@ enum class ArgsError : std::uint8_t {
 
 [[nodiscard]] constexpr const char* describe(ArgsError e) noexcept {
     switch (e) {
-    case ArgsError::none: return "no error";
-    case ArgsError::moved_from: return "kernel args were moved from";
-    case ArgsError::earlier_failure: return "an earlier append of these kernel args failed";
-    case ArgsError::index_out_of_range: return "address index above INT32_MAX";
-    case ArgsError::block_size_zero: return "CustomDataBlock size is 0";
-    case ArgsError::block_data_null: return "CustomDataBlock data is null";
-    case ArgsError::block_reserved_nonzero: return "CustomDataBlock reserved bytes are not zero";
-    case ArgsError::block_too_large: return "CustomDataBlock larger than UINT32_MAX bytes";
+    case ArgsError::none:
+        return "no error";
+    case ArgsError::moved_from:
+        return "kernel args were moved from";
+    case ArgsError::earlier_failure:
+        return "an earlier append of these kernel args failed";
+    case ArgsError::index_out_of_range:
+        return "address index above INT32_MAX";
+    case ArgsError::block_size_zero:
+        return "CustomDataBlock size is 0";
+    case ArgsError::block_data_null:
+        return "CustomDataBlock data is null";
+    case ArgsError::block_reserved_nonzero:
+        return "CustomDataBlock reserved bytes are not zero";
+    case ArgsError::block_too_large:
+        return "CustomDataBlock larger than UINT32_MAX bytes";
     case ArgsError::launch_blocks_too_large:
         return "the blocks of one launch exceed UINT32_MAX bytes together";
-    case ArgsError::too_many_slots: return "more than 8192 argument slots in one launch";
-    case ArgsError::empty_args: return "kernel args without any slot";
-    case ArgsError::kernel_name_missing: return "launch info: kernel name missing";
-    case ArgsError::kernel_binary_missing: return "launch info: kernel binary missing";
-    case ArgsError::block_dim_zero: return "launch info: block_dim is 0";
-    case ArgsError::stream_id_invalid: return "launch info: stream id is UINT32_MAX";
+    case ArgsError::too_many_slots:
+        return "more than 8192 argument slots in one launch";
+    case ArgsError::empty_args:
+        return "kernel args without any slot";
+    case ArgsError::kernel_name_missing:
+        return "launch info: kernel name missing";
+    case ArgsError::kernel_binary_missing:
+        return "launch info: kernel binary missing";
+    case ArgsError::block_dim_zero:
+        return "launch info: block_dim is 0";
+    case ArgsError::stream_id_invalid:
+        return "launch info: stream id is UINT32_MAX";
     case ArgsError::offline_target:
         return "offline-model targets (.omc, OM2) do not support CustomDataBlock";
-    case ArgsError::unknown_workspace: return "workspace index not returned by malloc_workspace";
-    case ArgsError::workspace_size_zero: return "workspace size is 0";
-    case ArgsError::too_many_workspaces: return "more than UINT32_MAX workspaces";
+    case ArgsError::unknown_workspace:
+        return "workspace index not returned by malloc_workspace";
+    case ArgsError::workspace_size_zero:
+        return "workspace size is 0";
+    case ArgsError::too_many_workspaces:
+        return "more than UINT32_MAX workspaces";
     }
     return "unknown error";
 }

@@ -2,8 +2,8 @@
 // ferry::BlockView — the kernel-side, bounds-checked view of a CustomDataBlock.
 //
 // Seed 003: the block's size is not passed to the kernel, and the framework does not check
-// accesses ("框架不做越界访问校验"): reading past a block's end reads its zero padding, reading past
-// the last block's padding is an illegal access. ferry's host kernels can do better:
+// accesses ("框架不做越界访问校验"): reading past a block's end reads its zero padding, reading
+// past the last block's padding is an illegal access. ferry's host kernels can do better:
 // block_at(ctx, slot) finds the uploaded block whose padded extent contains the slot's address,
 // and every read through the view is checked against that padded end. A failed check throws
 // BlockAccessError from the kernel, which the stream reports as the task's failure (as a device
@@ -12,13 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ferry/kernel/detail/block_directory.hpp>
+#include <ferry/runtime/launch.hpp>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-
-#include <ferry/kernel/detail/block_directory.hpp>
-#include <ferry/runtime/launch.hpp>
 
 namespace ferry {
 
@@ -77,8 +76,8 @@ private:
     [[noreturn]] void out_of_bounds(std::size_t offset, std::size_t size) const {
         throw BlockAccessError("ferry: block read of " + std::to_string(size) +
                                " bytes at offset " + std::to_string(offset) +
-                               " passes the block's padded end (" +
-                               std::to_string(bytes_.size()) + " bytes)");
+                               " passes the block's padded end (" + std::to_string(bytes_.size()) +
+                               " bytes)");
     }
 
     std::span<const std::byte> bytes_;
@@ -90,7 +89,8 @@ private:
     if (slot >= ctx.slots.size()) {
         throw BlockAccessError("ferry: kernel args have no slot " + std::to_string(slot));
     }
-    const auto* address = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(ctx.slots[slot]));
+    const auto* address =
+        reinterpret_cast<const void*>(static_cast<std::uintptr_t>(ctx.slots[slot]));
     const auto extent = detail::block_directory().find(address);
     if (!extent) {
         throw BlockAccessError("ferry: slot " + std::to_string(slot) +

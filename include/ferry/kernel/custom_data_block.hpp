@@ -11,11 +11,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <ferry/kernel/args_status.hpp>
 #include <iterator>
 #include <limits>
 #include <type_traits>
-
-#include <ferry/kernel/args_status.hpp>
 
 namespace ferry {
 
@@ -58,8 +57,9 @@ inline constexpr std::uint64_t k_max_launch_block_bytes = std::numeric_limits<st
 
 // Whether `added` more block bytes still fit a launch that already holds `held` (no overflow:
 // both operands are below 2^64 - 2^32 whenever they passed validate()).
-[[nodiscard]] constexpr bool fits_launch(std::uint64_t held, std::uint64_t added,
-                                         std::uint64_t max_total = k_max_launch_block_bytes) noexcept {
+[[nodiscard]] constexpr bool
+fits_launch(std::uint64_t held, std::uint64_t added,
+            std::uint64_t max_total = k_max_launch_block_bytes) noexcept {
     return held <= max_total && added <= max_total - held;
 }
 

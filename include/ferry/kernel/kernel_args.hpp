@@ -18,18 +18,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ferry/core/result.hpp>
+#include <ferry/kernel/arg_desc.hpp>
+#include <ferry/kernel/args_status.hpp>
+#include <ferry/kernel/custom_data_block.hpp>
+#include <ferry/kernel/model_traits.hpp>
 #include <limits>
 #include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <ferry/core/result.hpp>
-#include <ferry/kernel/arg_desc.hpp>
-#include <ferry/kernel/args_status.hpp>
-#include <ferry/kernel/custom_data_block.hpp>
-#include <ferry/kernel/model_traits.hpp>
 
 namespace ferry {
 
@@ -43,10 +42,10 @@ struct BlockRef {
 // plus the blocks). Slots of kind data_block and workspace are placeholders until load.
 struct ArgsContent {
     std::vector<std::uint64_t> slots;
-    std::vector<ArgDesc> descs;          // one per slot
-    std::vector<std::byte> block_bytes;  // every block's bytes, back to back
-    std::vector<BlockRef> blocks;        // in append order; ArgDesc::index numbers them
-    std::uint64_t block_total = 0;       // sum of block sizes (the per-launch limit)
+    std::vector<ArgDesc> descs;         // one per slot
+    std::vector<std::byte> block_bytes; // every block's bytes, back to back
+    std::vector<BlockRef> blocks;       // in append order; ArgDesc::index numbers them
+    std::uint64_t block_total = 0;      // sum of block sizes (the per-launch limit)
 };
 
 template <ArgsTraits Traits = OnlineModel>
@@ -66,12 +65,13 @@ void reserve_one_more(std::vector<T>& v) {
 
 // What the variadic constructor accepts: one of the append overloads' argument types.
 template <typename T, typename Traits>
-concept KernelArg =
-    std::same_as<std::remove_cvref_t<T>, InputAddr> ||
-    std::same_as<std::remove_cvref_t<T>, OutputAddr> ||
-    std::same_as<std::remove_cvref_t<T>, WorkspaceAddr> ||
-    (std::integral<std::remove_cvref_t<T>> && !std::same_as<std::remove_cvref_t<T>, bool>) ||
-    (std::same_as<std::remove_cvref_t<T>, CustomDataBlock> && Traits::supports_data_blocks);
+concept KernelArg = std::same_as<std::remove_cvref_t<T>, InputAddr> ||
+                    std::same_as<std::remove_cvref_t<T>, OutputAddr> ||
+                    std::same_as<std::remove_cvref_t<T>, WorkspaceAddr> ||
+                    (std::integral<std::remove_cvref_t<T>> &&
+                     !std::same_as<std::remove_cvref_t<T>, bool>) ||
+                    (std::same_as<std::remove_cvref_t<T>, CustomDataBlock> &&
+                     Traits::supports_data_blocks);
 
 template <ArgsTraits Traits>
 class BasicKernelArgs {
@@ -83,9 +83,10 @@ public:
     // Appends each argument in order and stops at the first failure, which stays recorded in the
     // object (A.3: the variadic constructor).
     template <typename Arg, typename... Args>
-        requires(!std::same_as<std::remove_cvref_t<Arg>, BasicKernelArgs>) &&
-                KernelArg<Arg, Traits> && (KernelArg<Args, Traits> && ...)
-    explicit BasicKernelArgs(const Arg& first, const Args&... rest) : BasicKernelArgs() {
+    requires(!std::same_as<std::remove_cvref_t<Arg>, BasicKernelArgs>) && KernelArg<Arg, Traits> &&
+        (KernelArg<Args, Traits> && ...) explicit BasicKernelArgs(const Arg& first,
+                                                                  const Args&... rest)
+        : BasicKernelArgs() {
         static_cast<void>(succeeded(append_one(first)) && (succeeded(append_one(rest)) && ...));
     }
 
@@ -123,8 +124,8 @@ public:
     }
     // Seed 003: deep-copies the block; the slot will hold its device address after load.
     // Offline-model traits have no such overload (seed 003: a compile-time error).
-    [[nodiscard]] GraphStatus append(const CustomDataBlock& block)
-        requires Traits::supports_data_blocks;
+    [[nodiscard]] GraphStatus
+    append(const CustomDataBlock& block) requires Traits::supports_data_blocks;
 
     // Not moved-from.
     [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
@@ -144,16 +145,19 @@ public:
     // The slots and descriptors appended so far (empty when moved-from). Block and workspace slots
     // hold placeholders until load.
     [[nodiscard]] std::span<const std::uint64_t> slots() const noexcept {
-        return state_ ? std::span<const std::uint64_t>(state_->content.slots) : std::span<const std::uint64_t>{};
+        return state_ ? std::span<const std::uint64_t>(state_->content.slots)
+                      : std::span<const std::uint64_t>{};
     }
     [[nodiscard]] std::span<const ArgDesc> descs() const noexcept {
-        return state_ ? std::span<const ArgDesc>(state_->content.descs) : std::span<const ArgDesc>{};
+        return state_ ? std::span<const ArgDesc>(state_->content.descs)
+                      : std::span<const ArgDesc>{};
     }
     // The copied bytes of block `i` (i < block_count()).
     [[nodiscard]] std::span<const std::byte> block(std::size_t i) const noexcept {
         FERRY_EXPECTS(state_ && i < state_->content.blocks.size());
         const BlockRef& ref = state_->content.blocks[i];
-        return std::span<const std::byte>(state_->content.block_bytes).subspan(ref.offset, ref.size);
+        return std::span<const std::byte>(state_->content.block_bytes)
+            .subspan(ref.offset, ref.size);
     }
 
     // CANN's ExtractArgsData: fails when moved-from, after a failed append, or when empty.
@@ -244,17 +248,16 @@ private:
             return admit() == ArgsError::earlier_failure ? GraphStatus::failed
                                                          : fail(ArgsError::index_out_of_range);
         }
-        return append_slot({kind, index}, static_cast<std::uint64_t>(
-                                              reinterpret_cast<std::uintptr_t>(addr)));
+        return append_slot({kind, index},
+                           static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(addr)));
     }
 
     std::unique_ptr<ArgsState> state_; // null: moved from
 };
 
 template <ArgsTraits Traits>
-inline GraphStatus BasicKernelArgs<Traits>::append(const CustomDataBlock& block)
-    requires Traits::supports_data_blocks
-{
+inline GraphStatus BasicKernelArgs<Traits>::append(
+    const CustomDataBlock& block) requires Traits::supports_data_blocks {
     if (const ArgsError why = admit(); why != ArgsError::none) {
         return why == ArgsError::earlier_failure ? GraphStatus::failed : fail(why);
     }

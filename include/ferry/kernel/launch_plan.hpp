@@ -12,18 +12,17 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/kernel/arg_desc.hpp>
 #include <ferry/kernel/args_status.hpp>
 #include <ferry/kernel/kernel_args.hpp>
 #include <ferry/kernel/model_traits.hpp>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 
@@ -80,7 +79,8 @@ public:
     // (zero-filled, 512-byte aligned). Indices count from 0 in call order. The returned address is
     // logical (CANN: an offset in the model's workspace): the slot of a WorkspaceAddr is set to the
     // real device address at load, by its index.
-    [[nodiscard]] Result<WorkspaceAddr> malloc_workspace(std::size_t size, ArgsError* why = nullptr) {
+    [[nodiscard]] Result<WorkspaceAddr> malloc_workspace(std::size_t size,
+                                                         ArgsError* why = nullptr) {
         const ArgsError e = size == 0 ? ArgsError::workspace_size_zero
                             : workspaces_.size() >= std::numeric_limits<std::uint32_t>::max()
                                 ? ArgsError::too_many_workspaces
@@ -118,7 +118,9 @@ public:
         const auto* bin = static_cast<const std::byte*>(info.kernel_bin);
         LaunchRecord record{std::string(info.kernel_name),
                             std::vector<std::byte>(bin, bin + info.kernel_bin_size),
-                            info.block_dim, info.stream_id, {}};
+                            info.block_dim,
+                            info.stream_id,
+                            {}};
         detail::reserve_one_more(launches_); // no throw after the args are released
         record.args = std::move(args).release();
         launches_.push_back(std::move(record));

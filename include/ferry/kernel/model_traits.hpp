@@ -10,7 +10,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-
 #include <ferry/kernel/custom_data_block.hpp>
 
 namespace ferry {
@@ -54,9 +53,9 @@ concept ArgsTraits = requires {
     { T::max_block_size } -> std::convertible_to<std::uint64_t>;
     { T::max_launch_block_bytes } -> std::convertible_to<std::uint64_t>;
     { T::max_slots } -> std::convertible_to<std::size_t>;
-} && (T::supports_data_blocks == supports_data_blocks(T::target)) &&
-                     (T::max_block_size <= k_max_block_size) &&
-                     (T::max_launch_block_bytes <= k_max_launch_block_bytes) &&
-                     (T::max_slots <= k_max_launch_slots);
+}
+&&(T::supports_data_blocks == supports_data_blocks(T::target)) &&
+    (T::max_block_size <= k_max_block_size) &&
+    (T::max_launch_block_bytes <= k_max_launch_block_bytes) && (T::max_slots <= k_max_launch_slots);
 
 } // namespace ferry

@@ -13,16 +13,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
-#include <utility>
-#include <vector>
-
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/kernel/detail/block_directory.hpp>
 #include <ferry/kernel/detail/layout.hpp>
 #include <ferry/kernel/launch_plan.hpp>
 #include <ferry/runtime/runtime.hpp>
+#include <span>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 
@@ -73,7 +72,9 @@ public:
         return workspace_bases_.at(index);
     }
     // The args image a launch is given (slots resolved).
-    [[nodiscard]] const ArgsImage& args(std::size_t launch) const { return launches_.at(launch).args; }
+    [[nodiscard]] const ArgsImage& args(std::size_t launch) const {
+        return launches_.at(launch).args;
+    }
 
     // Frees the device image and forgets the launches (idempotent).
     void release() noexcept;
@@ -81,7 +82,8 @@ public:
     // Loads recorded launches: one device allocation and one upload (rt needs a current device).
     // Errors are the runtime's (rt_context_null, rt_memory_allocation, ...); nothing stays
     // allocated after a failure.
-    [[nodiscard]] static Result<LoadedPlan> load(Runtime& rt, std::span<const LaunchRecord> launches,
+    [[nodiscard]] static Result<LoadedPlan> load(Runtime& rt,
+                                                 std::span<const LaunchRecord> launches,
                                                  std::span<const std::size_t> workspaces);
 
 private:
@@ -208,17 +210,16 @@ inline Result<LoadedPlan> LoadedPlan::load(Runtime& rt, std::span<const LaunchRe
         auto& bases = loaded.block_bases_.emplace_back();
         for (std::size_t b = 0; b < launches[l].args.blocks.size(); ++b) {
             const std::uint64_t offset = layout.block_offsets[l][b];
-            const std::uint64_t end = detail::align_up(offset + launches[l].args.blocks[b].size,
-                                                       k_block_alignment);
+            const std::uint64_t end =
+                detail::align_up(offset + launches[l].args.blocks[b].size, k_block_alignment);
             bases.push_back(loaded.image_ + offset);
             detail::block_directory().add(loaded.image_ + offset,
                                           static_cast<std::size_t>(end - offset), loaded.owner_);
         }
         const LaunchRecord& r = launches[l];
-        loaded.launches_.push_back(
-            {r.kernel_name, r.block_dim, r.stream_id,
-             ArgsImage(std::span<const std::uint64_t>(
-                 detail::resolve_slots(r.args, bases, loaded.workspace_bases_)))});
+        loaded.launches_.push_back({r.kernel_name, r.block_dim, r.stream_id,
+                                    ArgsImage(std::span<const std::uint64_t>(detail::resolve_slots(
+                                        r.args, bases, loaded.workspace_bases_)))});
     }
     return loaded;
 }

@@ -8,10 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ferry/kernel/launch_plan.hpp>
 #include <span>
 #include <vector>
-
-#include <ferry/kernel/launch_plan.hpp>
 
 namespace ferry {
 

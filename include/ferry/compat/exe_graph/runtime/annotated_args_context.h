@@ -15,12 +15,11 @@
 #define METADEF_CXX_INC_EXE_GRAPH_RUNTIME_ANNOTATED_ARGS_CONTEXT_H_
 
 #include <cstdint>
-#include <type_traits>
-
 #include <ferry/kernel/arg_desc.hpp>
 #include <ferry/kernel/custom_data_block.hpp>
 #include <ferry/kernel/kernel_args.hpp>
 #include <ferry/kernel/launch_plan.hpp>
+#include <type_traits>
 
 namespace ge {
 using graphStatus = std::uint32_t;
