@@ -62,12 +62,10 @@ public:
             return Status::invalid_param;
         }
         try {
-            Entry entry{0,
-                        device,
-                        std::string(name),
-                        ChannelKind::queue,
-                        false,
-                        std::make_shared<channel_type>(capacity)};
+            Entry entry{.device = device,
+                        .name = std::string(name),
+                        .kind = ChannelKind::queue,
+                        .channel = std::make_shared<channel_type>(capacity)};
             const std::scoped_lock lock(mutex_);
             entry.id = next_id();
             records_.emplace(entry.id, Record{entry, 1});
@@ -95,12 +93,18 @@ public:
                 entry.receive_side = receive_side;
                 return entry;
             }
-            Entry entry{0,          device,
-                        key.second, ChannelKind::process,
-                        false,      std::make_shared<channel_type>(k_process_channel_capacity)};
+            Entry entry{.device = device,
+                        .name = key.second,
+                        .kind = ChannelKind::process,
+                        .channel = std::make_shared<channel_type>(k_process_channel_capacity)};
             entry.id = next_id();
-            records_.emplace(entry.id, Record{entry, 1});
-            process_ids_.emplace(std::move(key), entry.id);
+            const auto record = records_.emplace(entry.id, Record{entry, 1}).first;
+            try {
+                process_ids_.emplace(std::move(key), entry.id);
+            } catch (...) {
+                records_.erase(record); // all or nothing: no record without its name
+                throw;
+            }
             entry.receive_side = receive_side;
             return entry;
         } catch (const std::bad_alloc&) {
