@@ -1,12 +1,12 @@
 #pragma once
 // The shim's aclTensor and aclOpExecutor (opaque to C callers) and their live-handle tables.
 
+#include "aclnn/acl_meta.h"
+#include "live_handles.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include "aclnn/acl_meta.h"
-#include "live_handles.hpp"
 
 struct aclTensor {
     std::vector<std::int64_t> view_dims;

@@ -9,27 +9,29 @@
 // the runtime validates each against its tables) and returns the runtime's Status, whose values
 // are CANN's aclError codes.
 
-#include <exception>
-#include <new>
-#include <string>
-#include <type_traits>
+#include "acl/acl_base.h"
 
+#include <exception>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/runtime.hpp>
-
-#include "acl/acl_base.h"
+#include <new>
+#include <string>
+#include <type_traits>
 
 namespace ferry::acl {
 
 // The booted runtime (booting it lazily, as CANN's aclrt* do without aclInit: B.6).
-[[nodiscard]] inline Result<Runtime*> runtime() { return Runtime::instance(); }
+[[nodiscard]] inline Result<Runtime*> runtime() {
+    return Runtime::instance();
+}
 
 inline void note_failure(const char* api, int code, const char* why) noexcept {
     try {
         if (log_enabled(LogLevel::info)) {
-            log(LogLevel::info, std::string(api) + " returned " + std::to_string(code) + " (" + why + ")");
+            log(LogLevel::info,
+                std::string(api) + " returned " + std::to_string(code) + " (" + why + ")");
         }
     } catch (...) { // logging must not turn a failure into a crash
     }
@@ -76,8 +78,12 @@ template <typename Use>
     return use(**booted);
 }
 
-[[nodiscard]] inline Stream* to_stream(void* handle) noexcept { return static_cast<Stream*>(handle); }
-[[nodiscard]] inline Event* to_event(void* handle) noexcept { return static_cast<Event*>(handle); }
+[[nodiscard]] inline Stream* to_stream(void* handle) noexcept {
+    return static_cast<Stream*>(handle);
+}
+[[nodiscard]] inline Event* to_event(void* handle) noexcept {
+    return static_cast<Event*>(handle);
+}
 [[nodiscard]] inline const Context* to_context(void* handle) noexcept {
     return static_cast<const Context*>(handle);
 }

@@ -3,10 +3,10 @@
 // SetCurrentContext / GetCurrentContext (B.3, B.6). Out-pointers are checked first and written
 // only on success (bad input changes nothing).
 
-#include <ferry/runtime/runtime.hpp>
-
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+
+#include <ferry/runtime/runtime.hpp>
 
 namespace acl = ferry::acl;
 using ferry::Runtime;
@@ -98,7 +98,8 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
         if (context == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime([&](Runtime& rt) { return rt.destroy_context(acl::to_context(context)); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.destroy_context(acl::to_context(context)); });
     });
 }
 

@@ -11,21 +11,20 @@
 // live runtime allocation. A kernel failure is the stream task's failure: aclrtSynchronizeStream
 // returns ACL_ERROR_RT_AICPU_INTERNAL_ERROR and the reason is logged on stderr.
 
+#include "aclnn_tensor.hpp"
+#include "aclnnop/aclnn_ffn_worker_scheduler.h"
+#include "boundary.hpp"
+
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <ferry/afd/group_sync_scheduler.hpp>
 #include <ferry/afd/registry_resolver.hpp>
 #include <ferry/core/dtype.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/runtime.hpp>
-
-#include "aclnn_tensor.hpp"
-#include "aclnnop/aclnn_ffn_worker_scheduler.h"
-#include "boundary.hpp"
+#include <memory>
+#include <optional>
+#include <string>
 
 // One kernel run, as phase 1 saw the tensor: phase 2 does not depend on the tensor handle, which
 // the caller may destroy once the executor exists.
@@ -46,7 +45,8 @@ LiveHandles<aclOpExecutor>& executors() {
 }
 
 // Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor (§3.2, steps 4–5).
-aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode, aclOpExecutor& run) {
+aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode,
+                             aclOpExecutor& run) {
     if (tensor.view_dims.size() != 1 || execute_mode != 0) {
         return ACLNN_ERR_PARAM_INVALID;
     }
@@ -69,23 +69,29 @@ aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode,
 Status run_kernel(Runtime& rt, const aclOpExecutor& run) {
     const AllocationRegistry& registry = rt.registry();
     if (!registry.find(run.context, static_cast<std::size_t>(run.context_bytes))) {
-        log(LogLevel::error, "aclnnInplaceFfnWorkerScheduler: scheduleContextRef's data is not inside a "
-                             "live runtime allocation of its size");
+        log(LogLevel::error,
+            "aclnnInplaceFfnWorkerScheduler: scheduleContextRef's data is not inside a "
+            "live runtime allocation of its size");
         return Status::rt_aicpu_internal_error;
     }
-    afd::GroupSyncScheduler<afd::SpinThenPark<>, afd::LowestReady, afd::SerialExecutor, afd::RegistryResolver>
-        scheduler(afd::SpinThenPark<>{}, afd::LowestReady{}, afd::SerialExecutor{}, afd::RegistryResolver(registry));
-    const afd::ScheduleOutcome outcome = scheduler.schedule_once(
-        afd::ContextTensor{run.context, run.context_bytes, run.rank}, run.sync_group_size, run.execute_mode);
+    afd::GroupSyncScheduler<afd::SpinThenPark<>, afd::LowestReady, afd::SerialExecutor,
+                            afd::RegistryResolver>
+        scheduler(afd::SpinThenPark<>{}, afd::LowestReady{}, afd::SerialExecutor{},
+                  afd::RegistryResolver(registry));
+    const afd::ScheduleOutcome outcome =
+        scheduler.schedule_once(afd::ContextTensor{run.context, run.context_bytes, run.rank},
+                                run.sync_group_size, run.execute_mode);
     if (!outcome.ok()) {
-        log(LogLevel::error, "aclnnInplaceFfnWorkerScheduler: kernel failed: " + outcome.describe());
+        log(LogLevel::error,
+            "aclnnInplaceFfnWorkerScheduler: kernel failed: " + outcome.describe());
         return Status::rt_aicpu_internal_error;
     }
     return Status::ok;
 }
 
-aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size, std::int32_t execute_mode,
-                               std::uint64_t* workspace_size, aclOpExecutor** executor) {
+aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size,
+                               std::int32_t execute_mode, std::uint64_t* workspace_size,
+                               aclOpExecutor** executor) {
     if (tensor == nullptr || workspace_size == nullptr || executor == nullptr) {
         return ACLNN_ERR_PARAM_NULLPTR;
     }
@@ -93,7 +99,8 @@ aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size, 
     run->sync_group_size = sync_group_size;
     run->execute_mode = execute_mode;
     aclnnStatus checked = ACLNN_ERR_PARAM_INVALID; // a handle that is not a live tensor
-    tensors().with(tensor, [&](const aclTensor& t) { checked = describe_context(t, execute_mode, *run); });
+    tensors().with(tensor,
+                   [&](const aclTensor& t) { checked = describe_context(t, execute_mode, *run); });
     if (checked != ACLNN_SUCCESS) {
         return checked;
     }
@@ -104,7 +111,8 @@ aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size, 
 
 // Queues the kernel; the executor is consumed only when the task is queued (CANN executors are
 // single-use), so a call rejected for its arguments can be retried.
-aclnnStatus launch(void* workspace, std::uint64_t workspace_size, aclOpExecutor* executor, aclrtStream stream) {
+aclnnStatus launch(void* workspace, std::uint64_t workspace_size, aclOpExecutor* executor,
+                   aclrtStream stream) {
     if (executor == nullptr || (workspace_size != 0 && workspace == nullptr)) {
         return ACLNN_ERR_PARAM_NULLPTR;
     }

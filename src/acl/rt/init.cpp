@@ -2,10 +2,10 @@
 // CANN's semantics (B.6): a repeated aclInit counts and returns ACL_ERROR_REPEAT_INITIALIZE; one
 // aclFinalize ends everything whatever the count; a second one returns ACL_ERROR_REPEAT_FINALIZE.
 
-#include <ferry/runtime/init.hpp>
-
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+
+#include <ferry/runtime/init.hpp>
 
 extern "C" {
 

@@ -4,13 +4,12 @@
 // then applies the size rounding, the per-device limit and the "where does this pointer really
 // live" checks of every copy.
 
-#include <cstdint>
-
-#include <ferry/runtime/memory.hpp>
-#include <ferry/runtime/runtime.hpp>
-
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+
+#include <cstdint>
+#include <ferry/runtime/memory.hpp>
+#include <ferry/runtime/runtime.hpp>
 
 namespace acl = ferry::acl;
 using ferry::MemcpyKind;
@@ -78,8 +77,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* 
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
-                                              aclrtMemcpyKind kind, aclrtStream stream) {
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
+                                              size_t count, aclrtMemcpyKind kind,
+                                              aclrtStream stream) {
     return acl::guarded("aclrtMemcpyAsync", [&] {
         return acl::with_runtime([&](Runtime& rt) {
             return rt.memcpy_async(dst, destMax, src, count, static_cast<MemcpyKind>(kind),
@@ -88,14 +88,16 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value,
+                                         size_t count) {
     return acl::guarded("aclrtMemset", [&] {
-        return acl::with_runtime([&](Runtime& rt) { return rt.memset(devPtr, maxCount, value, count); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.memset(devPtr, maxCount, value, count); });
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count,
-                                              aclrtStream stream) {
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value,
+                                              size_t count, aclrtStream stream) {
     return acl::guarded("aclrtMemsetAsync", [&] {
         return acl::with_runtime([&](Runtime& rt) {
             return rt.memset_async(devPtr, maxCount, value, count, acl::to_stream(stream));
@@ -107,7 +109,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int
 // what its allocations (rounded sizes) leave.
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
     return acl::guarded("aclrtGetMemInfo", [&] {
-        if (free == nullptr || total == nullptr || attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G) {
+        if (free == nullptr || total == nullptr || attr < ACL_DDR_MEM ||
+            attr > ACL_MEM_P2P_HUGE1G) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {

@@ -5,13 +5,12 @@
 // null handle where CANN requires one is ACL_ERROR_INVALID_PARAM; a stale or foreign handle is
 // the runtime's ACL_ERROR_RT_PARAM_INVALID, never a dereference.
 
-#include <cstdint>
-
-#include <ferry/core/timeout.hpp>
-#include <ferry/runtime/runtime.hpp>
-
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+
+#include <cstdint>
+#include <ferry/core/timeout.hpp>
+#include <ferry/runtime/runtime.hpp>
 
 namespace acl = ferry::acl;
 using ferry::Runtime;
@@ -40,20 +39,23 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
         if (stream == nullptr) {
             return Status::invalid_param; // the default stream is not destroyed by the caller
         }
-        return acl::with_runtime([&](Runtime& rt) { return rt.destroy_stream(acl::to_stream(stream)); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.destroy_stream(acl::to_stream(stream)); });
     });
 }
 
 // A task failure since the previous synchronize (e.g. a failed aclnn kernel) is returned here.
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
     return acl::guarded("aclrtSynchronizeStream", [&] {
-        return acl::with_runtime([&](Runtime& rt) { return rt.synchronize_stream(acl::to_stream(stream)); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.synchronize_stream(acl::to_stream(stream)); });
     });
 }
 
 // timeout: -1 waits forever, > 0 milliseconds; anything else is ACL_ERROR_INVALID_PARAM. Expiry
 // is ACL_ERROR_RT_STREAM_SYNC_TIMEOUT.
-ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
+                                                               int32_t timeout) {
     return acl::guarded("aclrtSynchronizeStreamWithTimeout", [&] {
         const auto wait = ferry::Timeout::from_milliseconds(timeout);
         if (!wait || timeout == 0) {
@@ -91,13 +93,15 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc func, void* args) {
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc func,
+                                                 void* args) {
     return acl::guarded("aclrtLaunchHostFunc", [&] {
         if (func == nullptr) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.launch_host_task(acl::to_stream(stream), [func, args] { func(args); }, "host_func");
+            return rt.launch_host_task(
+                acl::to_stream(stream), [func, args] { func(args); }, "host_func");
         });
     });
 }
@@ -123,7 +127,8 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
         if (event == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime([&](Runtime& rt) { return rt.destroy_event(acl::to_event(event)); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.destroy_event(acl::to_event(event)); });
     });
 }
 
@@ -132,8 +137,9 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
         if (event == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.record_event(acl::to_event(event), acl::to_stream(stream)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return rt.record_event(acl::to_event(event), acl::to_stream(stream));
+        });
     });
 }
 
@@ -168,7 +174,8 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus*
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
+                                                   aclrtEventRecordedStatus* status) {
     return acl::guarded("aclrtQueryEventStatus", [&] {
         bool complete = false;
         if (status == nullptr) {
@@ -176,7 +183,8 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventR
         }
         const Status s = query(event, complete);
         if (ferry::succeeded(s)) {
-            *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+            *status =
+                complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
         }
         return s;
     });
@@ -187,17 +195,20 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
         if (event == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime([&](Runtime& rt) { return rt.synchronize_event(acl::to_event(event)); });
+        return acl::with_runtime(
+            [&](Runtime& rt) { return rt.synchronize_event(acl::to_event(event)); });
     });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent,
+                                                   aclrtEvent endEvent) {
     return acl::guarded("aclrtEventElapsedTime", [&] {
         if (ms == nullptr || startEvent == nullptr || endEvent == nullptr) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto elapsed = rt.event_elapsed_time(acl::to_event(startEvent), acl::to_event(endEvent));
+            const auto elapsed =
+                rt.event_elapsed_time(acl::to_event(startEvent), acl::to_event(endEvent));
             if (!elapsed) {
                 return elapsed.status();
             }

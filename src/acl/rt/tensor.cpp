@@ -4,16 +4,15 @@
 // non-zero length, negative sizes, more than 8 dimensions, an unknown data type, an element count
 // that overflows 64 bits) gives nullptr instead of a tensor that later misleads an operator.
 
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <vector>
-
-#include <ferry/core/dtype.hpp>
-
 #include "aclnn/acl_meta.h"
 #include "aclnn_tensor.hpp"
 #include "boundary.hpp"
+
+#include <cstdint>
+#include <ferry/core/dtype.hpp>
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace ferry::acl {
 

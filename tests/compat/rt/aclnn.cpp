@@ -3,16 +3,14 @@
 // rejected, the seed 004 §6 configuration's results (§4.3), and a kernel failure reported by
 // aclrtSynchronizeStream (schedule-context.md §4).
 
-#include <catch2/catch.hpp>
-
-#include <cstdint>
-#include <cstring>
-#include <vector>
-
-#include <ferry/afd/schedule_context.hpp>
-
 #include "acl/acl.h"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <ferry/afd/schedule_context.hpp>
+#include <vector>
 
 namespace {
 
@@ -20,8 +18,8 @@ using ferry::afd::ScheduleContext;
 
 aclTensor* make_tensor(std::vector<std::int64_t> shape, void* data, aclDataType type = ACL_INT8) {
     std::vector<std::int64_t> strides(shape.size(), 1);
-    return aclCreateTensor(shape.data(), shape.size(), type, strides.data(), 0, ACL_FORMAT_ND, shape.data(),
-                           shape.size(), data);
+    return aclCreateTensor(shape.data(), shape.size(), type, strides.data(), 0, ACL_FORMAT_ND,
+                           shape.data(), shape.size(), data);
 }
 
 void* device_alloc(std::size_t bytes) {
@@ -33,8 +31,8 @@ void* device_alloc(std::size_t bytes) {
 template <typename T>
 std::vector<T> download(const void* device, std::size_t count) {
     std::vector<T> host(count);
-    REQUIRE(aclrtMemcpy(host.data(), count * sizeof(T), device, count * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST) ==
-            ACL_SUCCESS);
+    REQUIRE(aclrtMemcpy(host.data(), count * sizeof(T), device, count * sizeof(T),
+                        ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS);
     return host;
 }
 
@@ -64,7 +62,9 @@ struct FfnFixture {
         upload(token_info, descriptors.data(), descriptors.size() * 4);
         context.common = {a, m, bs, k, 8, 512, 512, 0, {}};
         context.control.run_flag = run_flag;
-        auto addr = [](void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
+        auto addr = [](void* p) {
+            return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+        };
         context.ffn.token_info_buf = addr(token_info);
         context.ffn.token_info_buf_size = a * m * per_desc;
         context.ffn.token_data_buf = addr(token_data);
@@ -85,7 +85,8 @@ struct FfnFixture {
     }
     ~FfnFixture() {
         aclDestroyTensor(tensor);
-        for (void* p : {context_dev, token_info, token_data, layer_ids, session_ids, micro_batch_ids, expert_ids}) {
+        for (void* p : {context_dev, token_info, token_data, layer_ids, session_ids,
+                        micro_batch_ids, expert_ids}) {
             aclrtFree(p);
         }
     }
@@ -98,7 +99,8 @@ struct FfnFixture {
     void store_context() { upload(context_dev, &context, sizeof context); }
     ScheduleContext load_context() const {
         ScheduleContext out{};
-        REQUIRE(aclrtMemcpy(&out, sizeof out, context_dev, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS);
+        REQUIRE(aclrtMemcpy(&out, sizeof out, context_dev, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST) ==
+                ACL_SUCCESS);
         return out;
     }
 
@@ -106,8 +108,8 @@ struct FfnFixture {
     aclError run(std::int32_t sync_group_size, aclrtStream stream = nullptr) {
         std::uint64_t workspace_size = 1;
         aclOpExecutor* executor = nullptr;
-        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, sync_group_size, 0, &workspace_size,
-                                                               &executor) == ACLNN_SUCCESS);
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(
+                    tensor, sync_group_size, 0, &workspace_size, &executor) == ACLNN_SUCCESS);
         REQUIRE(workspace_size == 0);
         REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, stream) == ACLNN_SUCCESS);
         return aclrtSynchronizeStream(stream);
@@ -119,7 +121,8 @@ struct Device {
     ~Device() { aclrtResetDevice(0); }
 };
 
-const std::vector<std::int32_t> k_ids_twice = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+const std::vector<std::int32_t> k_ids_twice = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                               0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
 } // namespace
 
@@ -129,17 +132,23 @@ TEST_CASE("aclCreateTensor rejects malformed descriptions with nullptr", "[compa
     const std::int64_t nine[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     const std::int64_t strides[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     std::int8_t data[1024] = {};
-    CHECK(aclCreateTensor(nullptr, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
-    CHECK(aclCreateTensor(negative, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(nullptr, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) ==
+          nullptr);
+    CHECK(aclCreateTensor(negative, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) ==
+          nullptr);
     CHECK(aclCreateTensor(nine, 9, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
-    CHECK(aclCreateTensor(dims, 1, static_cast<aclDataType>(5), strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
-    CHECK(aclCreateTensor(dims, 1, ACL_DT_UNDEFINED, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, static_cast<aclDataType>(5), strides, 0, ACL_FORMAT_ND, dims, 1,
+                          data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, ACL_DT_UNDEFINED, strides, 0, ACL_FORMAT_ND, dims, 1, data) ==
+          nullptr);
     CHECK(aclCreateTensor(dims, 1, ACL_INT8, strides, -1, ACL_FORMAT_ND, dims, 1, data) == nullptr);
-    CHECK(aclCreateTensor(dims, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, nullptr, 1, data) == nullptr);
+    CHECK(aclCreateTensor(dims, 1, ACL_INT8, strides, 0, ACL_FORMAT_ND, nullptr, 1, data) ==
+          nullptr);
     const std::int64_t huge[] = {INT64_MAX, INT64_MAX};
     CHECK(aclCreateTensor(huge, 2, ACL_INT8, strides, 0, ACL_FORMAT_ND, dims, 1, data) == nullptr);
 
-    aclTensor* scalar = aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr);
+    aclTensor* scalar =
+        aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr);
     CHECK(scalar != nullptr); // rank 0, no data: a valid description
     CHECK(aclDestroyTensor(scalar) == ACLNN_SUCCESS);
 }
@@ -163,13 +172,15 @@ TEST_CASE("phase 1 returns CANN's codes for bad arguments", "[compat][aclnn]") {
     aclTensor* empty = make_tensor({0}, data);
     REQUIRE((good != nullptr && matrix != nullptr && empty != nullptr));
 
-    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(nullptr, 1, 0, &workspace_size, &executor) ==
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(nullptr, 1, 0, &workspace_size,
+                                                         &executor) == ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 0, nullptr, &executor) ==
           ACLNN_ERR_PARAM_NULLPTR);
-    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 0, nullptr, &executor) == ACLNN_ERR_PARAM_NULLPTR);
     CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 0, &workspace_size, nullptr) ==
           ACLNN_ERR_PARAM_NULLPTR);
-    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
-          ACLNN_ERR_PARAM_INVALID); // invalid_input_dim
+    CHECK(
+        aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
+        ACLNN_ERR_PARAM_INVALID); // invalid_input_dim
     CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(empty, 1, 0, &workspace_size, &executor) ==
           ACLNN_ERR_PARAM_INVALID); // case_norm_empty_tensor
     CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 1, 1, &workspace_size, &executor) ==
@@ -177,13 +188,15 @@ TEST_CASE("phase 1 returns CANN's codes for bad arguments", "[compat][aclnn]") {
     CHECK(executor == nullptr);
     CHECK(workspace_size == 99); // failures change nothing
     // syncGroupSize is the kernel's to check (§3.2): phase 1 accepts 0.
-    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 0, 0, &workspace_size, &executor) == ACLNN_SUCCESS);
+    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 0, 0, &workspace_size, &executor) ==
+          ACLNN_SUCCESS);
     CHECK(executor != nullptr);
     CHECK(workspace_size == 0);
 
     aclDestroyTensor(matrix);
-    CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
-          ACLNN_ERR_PARAM_INVALID); // a destroyed tensor
+    CHECK(
+        aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(matrix, 1, 0, &workspace_size, &executor) ==
+        ACLNN_ERR_PARAM_INVALID); // a destroyed tensor
     aclDestroyTensor(good);
     aclDestroyTensor(empty);
 }
@@ -193,19 +206,22 @@ TEST_CASE("phase 2 checks its arguments and consumes the executor once", "[compa
     FfnFixture f;
     std::uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size, &executor) ==
-            ACLNN_SUCCESS);
+    REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size,
+                                                           &executor) == ACLNN_SUCCESS);
     int not_a_stream = 0;
     CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, nullptr, nullptr) == ACLNN_ERR_PARAM_NULLPTR);
-    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 64, executor, nullptr) == ACLNN_ERR_PARAM_NULLPTR);
-    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, &not_a_stream) == ACLNN_ERR_RUNTIME_ERROR);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 64, executor, nullptr) ==
+          ACLNN_ERR_PARAM_NULLPTR);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, &not_a_stream) ==
+          ACLNN_ERR_RUNTIME_ERROR);
     CHECK(f.load_context().ffn.out_num == 77); // nothing ran
     // The rejected calls left the executor usable; the tensor may go before phase 2.
     REQUIRE(aclDestroyTensor(f.tensor) == ACLNN_SUCCESS);
     f.tensor = nullptr;
     CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
     CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS);
-    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_ERR_PARAM_INVALID); // used
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) ==
+          ACLNN_ERR_PARAM_INVALID); // used
     CHECK(f.load_context().ffn.out_num == 2);
 }
 
@@ -222,7 +238,8 @@ TEST_CASE("grouped mode on the seed's configuration gives §6.4's results", "[co
     CHECK(download<std::int32_t>(f.session_ids, 2) == std::vector<std::int32_t>{0, 1});
     CHECK(download<std::int32_t>(f.micro_batch_ids, 2) == std::vector<std::int32_t>{0, 0});
     CHECK(download<std::int32_t>(f.expert_ids, 20) == k_ids_twice);
-    // The micro batch 0 descriptors were reset (flag 0, ids 0x7F7F7F7F, layer kept); mb 1 untouched.
+    // The micro batch 0 descriptors were reset (flag 0, ids 0x7F7F7F7F, layer kept); mb 1
+    // untouched.
     const auto descriptors = download<std::int32_t>(f.token_info, 4 * 12);
     for (std::size_t d = 0; d < 4; ++d) {
         const bool consumed = d % 2 == 0; // (session, mb) = (d / 2, d % 2)
@@ -257,7 +274,7 @@ TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][ac
     SECTION("syncGroupSize that does not divide session_num") {
         FfnFixture f;
         CHECK(f.run(3) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
-        CHECK(f.load_context().ffn.out_num == 77); // nothing modified
+        CHECK(f.load_context().ffn.out_num == 77);             // nothing modified
         CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS); // reported once
     }
     SECTION("an output buffer outside runtime memory (registry resolver)") {
@@ -281,8 +298,8 @@ TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][ac
         aclTensor* tensor = make_tensor({1024}, host_context.data());
         std::uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
-        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, 1, 0, &workspace_size, &executor) ==
-                ACLNN_SUCCESS);
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, 1, 0, &workspace_size,
+                                                               &executor) == ACLNN_SUCCESS);
         REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
         CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
         aclDestroyTensor(tensor);
@@ -292,8 +309,8 @@ TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][ac
         aclTensor* short_tensor = make_tensor({1023}, f.context_dev);
         std::uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
-        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(short_tensor, 1, 0, &workspace_size, &executor) ==
-                ACLNN_SUCCESS);
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(short_tensor, 1, 0, &workspace_size,
+                                                               &executor) == ACLNN_SUCCESS);
         REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
         CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
         CHECK(f.load_context().ffn.out_num == 77);

@@ -1,16 +1,17 @@
 /* ferry-acl's runtime C API from C11: every function's bad inputs (each returns its documented
  * code and changes nothing), the happy paths a legacy TDT or FFN caller walks, and aclInit /
  * aclFinalize reference counting (args_runtime_facts.md B.6). The runtime is configured by the
- * test's environment: FERRY_DEVICE_COUNT=2, FERRY_DEVICE_MEMORY=64M (tests/compat/rt/meson.build). */
+ * test's environment: FERRY_DEVICE_COUNT=2, FERRY_DEVICE_MEMORY=64M (tests/compat/rt/meson.build).
+ */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+
+#include "acl/acl.h"
+#include "check.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "acl/acl.h"
-#include "check.h"
 
 static void init_and_finalize(void) {
     CHECK_EQ(aclFinalize(), ACL_SUCCESS); /* no prior aclInit: CANN runs the finalize path */
@@ -84,7 +85,8 @@ static void contexts(void) {
     CHECK_EQ(aclrtGetCurrentContext(&current), ACL_ERROR_RT_CONTEXT_NULL);
     CHECK_EQ(aclrtSetDevice(0), ACL_SUCCESS);
     CHECK_EQ(aclrtGetCurrentContext(&current), ACL_SUCCESS);
-    CHECK_EQ(aclrtDestroyContext(current), ACL_ERROR_RT_PARAM_INVALID); /* primary: reset, not destroy */
+    CHECK_EQ(aclrtDestroyContext(current),
+             ACL_ERROR_RT_PARAM_INVALID); /* primary: reset, not destroy */
 }
 
 static void memory_arguments(void) {
@@ -95,7 +97,8 @@ static void memory_arguments(void) {
     CHECK_EQ(aclrtMalloc(NULL, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMalloc(&p, 16, (aclrtMemMallocPolicy)99), ACL_ERROR_INVALID_PARAM);
-    CHECK_EQ(aclrtMalloc(&p, (size_t)65 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+    CHECK_EQ(aclrtMalloc(&p, (size_t)65 << 20, ACL_MEM_MALLOC_HUGE_FIRST),
+             ACL_ERROR_RT_MEMORY_ALLOCATION);
     CHECK_TRUE(p == sentinel); /* failures leave the out-pointer alone */
     CHECK_EQ(aclrtMallocHost(NULL, 16), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMallocHost(&p, 0), ACL_ERROR_INVALID_PARAM);
@@ -128,27 +131,34 @@ static void memory_round_trip(void) {
     CHECK_EQ(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS); /* count 0 */
     CHECK_EQ(aclrtMemcpy(NULL, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMemcpy(dev, 16, NULL, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-    CHECK_EQ(aclrtMemcpy(dev, 16, host, 16, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
-    CHECK_EQ(aclrtMemcpy(dev, 16, host, 16, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    CHECK_EQ(aclrtMemcpy(dev, 16, host, 16, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE),
+             ACL_ERROR_INVALID_PARAM);
+    CHECK_EQ(aclrtMemcpy(dev, 16, host, 16, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE),
+             ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMemcpy(dev, 16, host, 16, (aclrtMemcpyKind)-1), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMemcpy(dev, 8, host, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
-    CHECK_EQ(aclrtMemcpy(back, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID);
-    CHECK_EQ(aclrtMemcpy(back, 512, dev, 512, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID);
-    CHECK_EQ(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    CHECK_EQ(aclrtMemcpy(back, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE),
+             ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(aclrtMemcpy(back, 512, dev, 512, ACL_MEMCPY_DEVICE_TO_HOST),
+             ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE),
+             ACL_SUCCESS);
     memset(back, 0, sizeof back);
     CHECK_EQ(aclrtMemcpy(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
     CHECK_EQ(memcmp(back, host, sizeof host), 0);
 
     CHECK_EQ(aclrtMemset(NULL, 16, 0, 16), ACL_ERROR_INVALID_PARAM);
     CHECK_EQ(aclrtMemset(dev, 8, 0, 16), ACL_ERROR_RT_PARAM_INVALID);
-    CHECK_EQ(aclrtMemset(dev, 4096, 0, 4096), ACL_ERROR_RT_PARAM_INVALID); /* leaves the allocation */
+    CHECK_EQ(aclrtMemset(dev, 4096, 0, 4096),
+             ACL_ERROR_RT_PARAM_INVALID); /* leaves the allocation */
     CHECK_EQ(aclrtMemset(dev, sizeof host, 0xAB, sizeof host), ACL_SUCCESS);
-    CHECK_EQ(aclrtMemcpy(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    CHECK_EQ(aclrtMemcpy(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST),
+             ACL_SUCCESS);
     CHECK_EQ(back[0], 0xAB);
     CHECK_EQ(back[255], 0xAB);
 
-    CHECK_EQ(aclrtFreeHost(dev), ACL_ERROR_RT_MEMORY_FREE);  /* wrong kind */
-    CHECK_EQ(aclrtFree(pinned), ACL_ERROR_RT_MEMORY_FREE);   /* wrong kind */
+    CHECK_EQ(aclrtFreeHost(dev), ACL_ERROR_RT_MEMORY_FREE);                 /* wrong kind */
+    CHECK_EQ(aclrtFree(pinned), ACL_ERROR_RT_MEMORY_FREE);                  /* wrong kind */
     CHECK_EQ(aclrtFree((unsigned char*)dev + 1), ACL_ERROR_RT_MEMORY_FREE); /* interior */
     CHECK_EQ(aclrtFree(dev), ACL_SUCCESS);
     CHECK_EQ(aclrtFree(dev), ACL_ERROR_RT_MEMORY_FREE); /* double free */
@@ -158,7 +168,9 @@ static void memory_round_trip(void) {
 }
 
 static int host_func_runs = 0;
-static void count_run(void* args) { host_func_runs += *(const int*)args; }
+static void count_run(void* args) {
+    host_func_runs += *(const int*)args;
+}
 
 static void streams(void) {
     aclrtStream stream = NULL;
@@ -177,11 +189,16 @@ static void streams(void) {
     CHECK_EQ(aclrtLaunchHostFunc(stream, NULL, NULL), ACL_ERROR_INVALID_PARAM);
 
     CHECK_EQ(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    CHECK_EQ(aclrtMemcpyAsync(dev, 8, host, 16, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_ERROR_RT_PARAM_INVALID);
-    CHECK_EQ(aclrtMemcpyAsync(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
+    CHECK_EQ(aclrtMemcpyAsync(dev, 8, host, 16, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+             ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(
+        aclrtMemcpyAsync(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+        ACL_SUCCESS);
     CHECK_EQ(aclrtMemsetAsync(dev, 1, 9, 2, stream), ACL_ERROR_RT_PARAM_INVALID);
     CHECK_EQ(aclrtMemsetAsync((unsigned char*)dev + 32, 32, 9, 32, stream), ACL_SUCCESS);
-    CHECK_EQ(aclrtMemcpyAsync(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST, stream), ACL_SUCCESS);
+    CHECK_EQ(
+        aclrtMemcpyAsync(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+        ACL_SUCCESS);
     CHECK_EQ(aclrtLaunchHostFunc(stream, count_run, (void*)&increment), ACL_SUCCESS);
     CHECK_EQ(aclrtSynchronizeStreamWithTimeout(stream, 10000), ACL_SUCCESS);
     CHECK_EQ(back[2], 3);

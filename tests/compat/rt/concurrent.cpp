@@ -6,20 +6,18 @@
 //   for, and one stopped by run_flag = 0 written from another thread.
 // Worker threads record outcomes; Catch2 checks them on the main thread after joining.
 
-#include <catch2/catch.hpp>
+#include "acl/acl.h"
+#include "aclnnop/aclnn_ffn_worker_scheduler.h"
 
 #include <array>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
-#include <thread>
-#include <vector>
-
 #include <ferry/afd/schedule_context.hpp>
 #include <ferry/runtime/init.hpp>
-
-#include "acl/acl.h"
-#include "aclnnop/aclnn_ffn_worker_scheduler.h"
+#include <thread>
+#include <vector>
 
 TEST_CASE("concurrent aclInit: one success, the rest count", "[compat][concurrency]") {
     constexpr int k_threads = 10;
@@ -69,8 +67,10 @@ TEST_CASE("threads use their own devices and streams at once", "[compat][concurr
                 for (std::size_t b = 0; b < in.size(); ++b) {
                     in[b] = static_cast<std::uint8_t>(b * 7 + static_cast<std::size_t>(round + i));
                 }
-                failed += aclrtMemcpyAsync(dev, 4096, in.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, stream) != 0;
-                failed += aclrtMemcpyAsync(out.data(), 4096, dev, 4096, ACL_MEMCPY_DEVICE_TO_HOST, stream) != 0;
+                failed += aclrtMemcpyAsync(dev, 4096, in.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE,
+                                           stream) != 0;
+                failed += aclrtMemcpyAsync(out.data(), 4096, dev, 4096, ACL_MEMCPY_DEVICE_TO_HOST,
+                                           stream) != 0;
                 failed += aclrtSynchronizeStream(stream) != ACL_SUCCESS;
                 failed += out != in;
             }
@@ -99,7 +99,9 @@ struct WaitingContext {
             REQUIRE(aclrtMalloc(&buffers[i], sizes[i], ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
             REQUIRE(aclrtMemset(buffers[i], sizes[i], 0, sizes[i]) == ACL_SUCCESS);
         }
-        auto addr = [](void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
+        auto addr = [](void* p) {
+            return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+        };
         context.common = {2, 1, 1, 2, 2, 512, 512, 0, {}};
         context.control.run_flag = 1;
         context.ffn.token_info_buf = addr(buffers[1]);
@@ -114,10 +116,12 @@ struct WaitingContext {
         context.ffn.micro_batch_ids_buf_size = 8;
         context.ffn.expert_ids_buf = addr(buffers[6]);
         context.ffn.expert_ids_buf_size = 16;
-        REQUIRE(aclrtMemcpy(buffers[0], 1024, &context, 1024, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+        REQUIRE(aclrtMemcpy(buffers[0], 1024, &context, 1024, ACL_MEMCPY_HOST_TO_DEVICE) ==
+                ACL_SUCCESS);
         const std::int64_t shape[] = {1024};
         const std::int64_t stride[] = {1};
-        tensor = aclCreateTensor(shape, 1, ACL_INT8, stride, 0, ACL_FORMAT_ND, shape, 1, buffers[0]);
+        tensor =
+            aclCreateTensor(shape, 1, ACL_INT8, stride, 0, ACL_FORMAT_ND, shape, 1, buffers[0]);
         REQUIRE(tensor != nullptr);
     }
     ~WaitingContext() {
@@ -132,20 +136,23 @@ struct WaitingContext {
     aclnnStatus launch(aclrtStream stream, std::int32_t sync_group_size) {
         std::uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
-        const aclnnStatus s = aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, sync_group_size, 0,
-                                                                             &workspace_size, &executor);
-        return s != ACLNN_SUCCESS ? s : aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, stream);
+        const aclnnStatus s = aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(
+            tensor, sync_group_size, 0, &workspace_size, &executor);
+        return s != ACLNN_SUCCESS ? s
+                                  : aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, stream);
     }
     ferry::afd::ScheduleContext read() const {
         ferry::afd::ScheduleContext out{};
-        REQUIRE(aclrtMemcpy(&out, 1024, buffers[0], 1024, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS);
+        REQUIRE(aclrtMemcpy(&out, 1024, buffers[0], 1024, ACL_MEMCPY_DEVICE_TO_HOST) ==
+                ACL_SUCCESS);
         return out;
     }
 };
 
 } // namespace
 
-TEST_CASE("the scheduler waits on the stream for flags another thread publishes", "[compat][concurrency]") {
+TEST_CASE("the scheduler waits on the stream for flags another thread publishes",
+          "[compat][concurrency]") {
     REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS);
     aclrtStream stream = nullptr;
     REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);
@@ -173,7 +180,8 @@ TEST_CASE("the scheduler waits on the stream for flags another thread publishes"
     const auto out = w.read();
     CHECK(out.ffn.out_num == 2);
     std::array<std::int32_t, 4> ids{};
-    REQUIRE(aclrtMemcpy(ids.data(), 16, w.buffers[6], 16, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS);
+    REQUIRE(aclrtMemcpy(ids.data(), 16, w.buffers[6], 16, ACL_MEMCPY_DEVICE_TO_HOST) ==
+            ACL_SUCCESS);
     CHECK(ids == std::array<std::int32_t, 4>{0, 1, 10, 11});
     CHECK(aclrtDestroyStream(stream) == ACL_SUCCESS);
     CHECK(aclrtResetDevice(0) == ACL_SUCCESS);

@@ -2,4 +2,6 @@
  * values; see header_checks.inc. */
 #include "header_checks.inc"
 
-int main(void) { return ferry_prototypes_present() ? 0 : 1; }
+int main(void) {
+    return ferry_prototypes_present() ? 0 : 1;
+}

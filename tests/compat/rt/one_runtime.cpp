@@ -3,14 +3,12 @@
 // links the shared library (whose copies of the header-only singletons are bound to the program's
 // through the process-state exports, src/acl/rt/process_state.hpp) or the static one.
 
+#include "acl/acl.h"
+
 #include <catch2/catch.hpp>
-
 #include <cstdint>
-
 #include <ferry/runtime/init.hpp>
 #include <ferry/runtime/runtime.hpp>
-
-#include "acl/acl.h"
 
 namespace {
 ferry::Runtime& cxx_runtime() {
@@ -31,7 +29,8 @@ TEST_CASE("aclInit's reference count is ferry::initialize's", "[compat][one-runt
     CHECK(ferry::Runtime::boot_stage() == ferry::BootStage::init); // the C++ side saw the shutdown
 }
 
-TEST_CASE("the device set through the C API is the C++ thread's current device", "[compat][one-runtime]") {
+TEST_CASE("the device set through the C API is the C++ thread's current device",
+          "[compat][one-runtime]") {
     REQUIRE(aclrtSetDevice(1) == ACL_SUCCESS);
     ferry::Runtime& rt = cxx_runtime();
     const auto device = rt.current_device();
@@ -56,12 +55,14 @@ TEST_CASE("memory allocated on one side is known to the other", "[compat][one-ru
     REQUIRE(found.has_value());
     CHECK(found->kind == ferry::AllocationKind::device);
     CHECK(found->device == 0);
-    CHECK(ferry::locate(from_c).kind == ferry::MemoryKind::device); // the runtime's locator is installed
+    CHECK(ferry::locate(from_c).kind ==
+          ferry::MemoryKind::device); // the runtime's locator is installed
 
     const auto from_cxx = rt.malloc(64);
     REQUIRE(from_cxx.has_value());
     std::uint32_t pattern = 0xC0FFEE;
-    CHECK(aclrtMemcpy(*from_cxx, 64, &pattern, sizeof pattern, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    CHECK(aclrtMemcpy(*from_cxx, 64, &pattern, sizeof pattern, ACL_MEMCPY_HOST_TO_DEVICE) ==
+          ACL_SUCCESS);
     CHECK(aclrtFree(*from_cxx) == ACL_SUCCESS);
     CHECK(rt.free(from_c) == ferry::Status::ok);
     CHECK(aclrtFree(from_c) == ACL_ERROR_RT_MEMORY_FREE); // already freed by the C++ side
@@ -74,7 +75,8 @@ TEST_CASE("streams made by the C API run C++ host tasks", "[compat][one-runtime]
     aclrtStream stream = nullptr;
     REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);
     int runs = 0;
-    REQUIRE(rt.launch_host_task(static_cast<ferry::Stream*>(stream), [&runs] { ++runs; }) == ferry::Status::ok);
+    REQUIRE(rt.launch_host_task(static_cast<ferry::Stream*>(stream), [&runs] { ++runs; }) ==
+            ferry::Status::ok);
     CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS);
     CHECK(runs == 1);
     CHECK(rt.destroy_stream(static_cast<ferry::Stream*>(stream)) == ferry::Status::ok);
