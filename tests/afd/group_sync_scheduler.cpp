@@ -273,4 +273,14 @@ TEST_CASE("the plain entry point runs CANN's defaults over a resolver", "[afd]")
         REQUIRE(o.ok());
         CHECK(fx.micro_batch_ids == std::vector<std::int32_t>{0, 0});
     }
+    SECTION("the tensor form checks rank and size") {
+        const auto before = fx.snapshot();
+        CHECK(schedule_once(ContextTensor{fx.context(), 1023, 1}, 1, 0, resolver).status ==
+              KernelStatus::param_invalid);
+        CHECK(schedule_once(ContextTensor{fx.context(), 1024, 2}, 1, 0, resolver).status ==
+              KernelStatus::param_invalid);
+        CHECK(schedule_once(ContextTensor{nullptr, 1024, 1}, 1, 0, resolver).status == KernelStatus::param_invalid);
+        CHECK(fx.snapshot() == before);
+        CHECK(schedule_once(ContextTensor{fx.context(), 4096, 1}, 1, 0, resolver).ok()); // larger is fine
+    }
 }

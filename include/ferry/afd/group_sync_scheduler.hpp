@@ -155,9 +155,10 @@ private:
 };
 
 // The plain entry point the C shim calls (aclnnInplaceFfnWorkerScheduler): CANN's policies
-// (lowest-ready selection, serial copies) with ferry's default wait, over `resolver`.
+// (lowest-ready selection, serial copies) with ferry's default wait, over `resolver`. The
+// ContextTensor form lets the caller pass the tensor's rank and byte size for checks 1-3.
 template <MemoryResolver Resolver>
-ScheduleOutcome schedule_once(std::byte* context_1024, std::optional<std::int32_t> sync_group_size,
+ScheduleOutcome schedule_once(const ContextTensor& tensor, std::optional<std::int32_t> sync_group_size,
                               std::optional<std::int32_t> execute_mode, Resolver& resolver,
                               const Timeout& timeout = forever) {
     struct Borrowed {
@@ -166,7 +167,14 @@ ScheduleOutcome schedule_once(std::byte* context_1024, std::optional<std::int32_
     };
     GroupSyncScheduler<SpinThenPark<>, LowestReady, SerialExecutor, Borrowed> scheduler(
         SpinThenPark<>{}, LowestReady{}, SerialExecutor{}, Borrowed{&resolver});
-    return scheduler.schedule_once(context_1024, sync_group_size, execute_mode, timeout);
+    return scheduler.schedule_once(tensor, sync_group_size, execute_mode, timeout);
+}
+template <MemoryResolver Resolver>
+ScheduleOutcome schedule_once(std::byte* context_1024, std::optional<std::int32_t> sync_group_size,
+                              std::optional<std::int32_t> execute_mode, Resolver& resolver,
+                              const Timeout& timeout = forever) {
+    return schedule_once(ContextTensor{context_1024, k_context_size, 1}, sync_group_size, execute_mode, resolver,
+                         timeout);
 }
 
 } // namespace ferry::afd
