@@ -18,14 +18,18 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-/* A dataset of one int64 tensor over `value` (the caller keeps it alive). */
+/* A dataset of one int64 tensor over `value` (the caller keeps it alive); NULL on failure.
+ * Called from worker threads too, so it checks nothing itself (check.h is main-thread only). */
 static acltdtDataset* value_dataset(int64_t* value) {
     const int64_t dims[1] = {1};
     acltdtDataItem* item = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1, ACL_INT64, value,
                                                 sizeof *value);
     acltdtDataset* dataset = acltdtCreateDataset();
-    REQUIRE(item != NULL && dataset != NULL);
-    REQUIRE(acltdtAddDataItem(dataset, item) == ACL_SUCCESS);
+    if (item == NULL || dataset == NULL || acltdtAddDataItem(dataset, item) != ACL_SUCCESS) {
+        acltdtDestroyDataItem(item);
+        acltdtDestroyDataset(dataset);
+        return NULL;
+    }
     return dataset;
 }
 
@@ -53,6 +57,7 @@ static void* blocked_call_main(void* arg) {
 static void stop_wakes_blocked_calls(void) {
     int64_t value = 1;
     acltdtDataset* dataset = value_dataset(&value);
+    REQUIRE(dataset != NULL);
     acltdtChannelHandle* empty = acltdtCreateChannelWithCapacity(0, "stop-rx", 2);
     acltdtChannelHandle* full = acltdtCreateChannelWithCapacity(0, "stop-tx", 2);
     REQUIRE(empty != NULL && full != NULL);
@@ -133,6 +138,13 @@ static void* producer_main(void* arg) {
     struct race* r = w->race;
     int64_t value = 0;
     acltdtDataset* dataset = value_dataset(&value);
+    if (dataset == NULL) {
+        pthread_mutex_lock(&r->mutex);
+        ++r->bad_codes;
+        ++r->producers_done;
+        pthread_mutex_unlock(&r->mutex);
+        return NULL;
+    }
     for (int i = 0; i < per_producer; ++i) {
         value = (int64_t)w->index * per_producer + i;
         aclError e = acltdtSendTensor(r->channel, dataset, r->meddle ? 5 : -1);
