@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 using ferry::bench::clock;
 using ferry::bench::quantile;
 
-constexpr int k_samples = 100;
+constexpr int k_samples = 60;
 constexpr auto k_wait = 1ms;
 
 double micros(clock::duration d) {

@@ -18,9 +18,9 @@ using ferry::bench::round_trip_seconds;
 using ferry::bench::spin_until;
 using ferry::bench::transfer_seconds;
 
-constexpr std::uint64_t k_nonblocking_messages = 200'000;
-constexpr std::uint64_t k_blocking_messages = 100'000;
-constexpr std::uint64_t k_round_trips = 10'000;
+constexpr std::uint64_t k_nonblocking_messages = 50'000;
+constexpr std::uint64_t k_blocking_messages = 50'000;
+constexpr std::uint64_t k_round_trips = 2'000;
 
 template <std::size_t C>
 using raw_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<C>>;
