@@ -54,7 +54,7 @@ struct SpinThenYield {
 // The wake-up latency is bounded by MaxSleepUs plus the kernel's timer slack (about 50 µs on
 // Linux by default); bench/afd measures it against a bare polling loop.
 template <std::uint32_t SpinCount = 64, std::uint32_t YieldCount = 16, std::uint32_t MinSleepUs = 4,
-          std::uint32_t MaxSleepUs = 128>
+          std::uint32_t MaxSleepUs = 256>
     requires(MinSleepUs > 0 && MinSleepUs <= MaxSleepUs)
 struct SpinThenPark {
     std::uint32_t polls = 0;
