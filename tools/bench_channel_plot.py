@@ -22,6 +22,8 @@ from pathlib import Path
 
 # measure -> (what is compared, metric, how the ratio reads, target, unit of the absolute column)
 MEASURES = {
+    "fastpath": ("one thread, try_send+try_receive pairs vs raw spsc_queue push+pop", "items_per_second",
+                 "higher", 1.0, "M pairs/s"),
     "nonblocking": ("try_send/try_receive throughput vs raw boost spsc_queue", "items_per_second",
                     "higher", 1.0, "M msg/s"),
     "blocking": ("blocking send/receive throughput vs mutex+condvar queue", "items_per_second",

@@ -135,6 +135,43 @@ void pingpong_boost(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
 }
 
+// One thread, try_send then try_receive: the cost of the operations themselves, with no
+// hand-off between cores and no scheduler in the way.
+constexpr std::uint64_t k_fastpath_pairs = 2'000'000;
+
+template <std::size_t C>
+void fastpath_ferry(benchmark::State& state) {
+    ferry::Channel<std::uint64_t, C> ch;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        for (std::uint64_t i = 0; i < k_fastpath_pairs; ++i) {
+            (void)ch.try_send(std::uint64_t{i});
+            sum += ch.try_receive().value_or(0);
+        }
+    }
+    finish(state, k_fastpath_pairs,
+           sum == state.iterations() * k_fastpath_pairs * (k_fastpath_pairs - 1) / 2);
+}
+
+template <std::size_t C>
+void fastpath_boost(benchmark::State& state) {
+    auto q = std::make_unique<raw_spsc<C>>();
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        for (std::uint64_t i = 0; i < k_fastpath_pairs; ++i) {
+            std::uint64_t v = 0;
+            (void)q->push(i);
+            (void)q->pop(v);
+            sum += v;
+        }
+    }
+    finish(state, k_fastpath_pairs,
+           sum == state.iterations() * k_fastpath_pairs * (k_fastpath_pairs - 1) / 2);
+}
+
+BENCHMARK_TEMPLATE(fastpath_ferry, 64)->Name("fastpath/ferry/64")->Iterations(1)->UseRealTime();
+BENCHMARK_TEMPLATE(fastpath_boost, 64)->Name("fastpath/baseline/64")->Iterations(1)->UseRealTime();
+
 #define FERRY_CHANNEL_PAIR(kind, ours, theirs, capacity)                                           \
     BENCHMARK_TEMPLATE(ours, capacity)                                                             \
         ->Name(kind "/ferry/" #capacity)                                                           \
