@@ -15,6 +15,20 @@ class Timeout {
 public:
     using clock = std::chrono::steady_clock;
 
+private:
+    template <typename Rep, typename Period>
+    static constexpr clock::duration to_clock_duration(std::chrono::duration<Rep, Period> d) noexcept {
+        using wide = std::chrono::duration<long double, std::nano>;
+        if (d <= std::chrono::duration<Rep, Period>::zero()) {
+            return clock::duration::zero();
+        }
+        if (std::chrono::duration_cast<wide>(d) >= std::chrono::duration_cast<wide>(clock::duration::max())) {
+            return clock::duration::max();
+        }
+        return std::chrono::ceil<clock::duration>(d);
+    }
+
+public:
     // Waits forever.
     constexpr Timeout() noexcept = default;
 
@@ -60,18 +74,6 @@ public:
     friend constexpr bool operator==(const Timeout&, const Timeout&) noexcept = default;
 
 private:
-    template <typename Rep, typename Period>
-    static constexpr clock::duration to_clock_duration(std::chrono::duration<Rep, Period> d) noexcept {
-        using wide = std::chrono::duration<long double, std::nano>;
-        if (d <= std::chrono::duration<Rep, Period>::zero()) {
-            return clock::duration::zero();
-        }
-        if (std::chrono::duration_cast<wide>(d) >= std::chrono::duration_cast<wide>(clock::duration::max())) {
-            return clock::duration::max();
-        }
-        return std::chrono::ceil<clock::duration>(d);
-    }
-
     std::optional<clock::duration> duration_;
 };
 
