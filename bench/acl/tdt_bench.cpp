@@ -8,18 +8,16 @@
 //   small/c_api                 the same 16-byte tensor through the C API (send + receive)
 // Each iteration is one send followed by one receive on the same thread: the cost of the path
 // itself, without the scheduler noise of a two-thread hand-off on a shared 2-core machine.
-#include <benchmark/benchmark.h>
+#include "acl/acl_tdt.h"
 
 #include <array>
+#include <benchmark/benchmark.h>
 #include <cstdint>
 #include <cstring>
-#include <vector>
-
 #include <ferry/channel/channel.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dataset.hpp>
-
-#include "acl/acl_tdt.h"
+#include <vector>
 
 namespace {
 
@@ -76,8 +74,12 @@ void c_api_round(benchmark::State& state, std::size_t bytes) {
     acltdtDestroyDataset(received);
 }
 
-void c_api_64MiB(benchmark::State& state) { c_api_round(state, k_large); }
-void c_api_small(benchmark::State& state) { c_api_round(state, 16); }
+void c_api_64MiB(benchmark::State& state) {
+    c_api_round(state, k_large);
+}
+void c_api_small(benchmark::State& state) {
+    c_api_round(state, 16);
+}
 
 void cpp_channel_small(benchmark::State& state) {
     ferry::Channel<std::array<float, 4>, 64> channel;

@@ -8,13 +8,13 @@
 // takes -1) gets -1 only when a model of its queue says the call cannot block (or it is stopped),
 // and otherwise a wrong timeout, which must be refused at once.
 
+#include "acl/acl_tdt.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-
-#include "acl/acl_tdt.h"
 
 namespace {
 
@@ -99,8 +99,9 @@ struct World {
         }
     }
     void accessors(std::uint8_t arg) {
-        const acltdtDataItem* item = (arg & 1) != 0 ? items[(arg >> 1) % items.size()]
-                                                    : reinterpret_cast<acltdtDataItem*>(pick_other(arg));
+        const acltdtDataItem* item = (arg & 1) != 0
+                                         ? items[(arg >> 1) % items.size()]
+                                         : reinterpret_cast<acltdtDataItem*>(pick_other(arg));
         std::int64_t dims[130];
         std::size_t n = 0, id = 0;
         (void)acltdtGetTensorTypeFromItem(item);
@@ -122,9 +123,12 @@ struct World {
     // A pointer of the wrong kind, or one that never was a handle.
     void* pick_other(std::uint8_t arg) {
         switch ((arg >> 1) % 3) {
-        case 0: return datasets[(arg >> 3) % datasets.size()];
-        case 1: return channels[(arg >> 3) % channels.size()].handle;
-        default: return &wild;
+        case 0:
+            return datasets[(arg >> 3) % datasets.size()];
+        case 1:
+            return channels[(arg >> 3) % channels.size()].handle;
+        default:
+            return &wild;
         }
     }
 
@@ -136,7 +140,8 @@ struct World {
         if ((arg & 4) != 0) { // legacy: "a", "TF_RECEIVE_a", "b", "TF_RECEIVE_b"
             c.base = (arg >> 3) & 1;
             c.receive_side = ((arg >> 4) & 1) != 0;
-            const std::string name = std::string(c.receive_side ? "TF_RECEIVE_" : "") + (c.base ? "b" : "a");
+            const std::string name =
+                std::string(c.receive_side ? "TF_RECEIVE_" : "") + (c.base ? "b" : "a");
             c.handle = acltdtCreateChannel(0, name.c_str());
             c.legacy = true;
             if (c.handle != nullptr) {
@@ -164,9 +169,15 @@ struct World {
         Channel& c = channels[arg % channels.size()];
         acltdtDataset* d = datasets[(arg >> 2) % datasets.size()];
         switch (op % 5) {
-        case 0: destroy_channel(c); break;
-        case 1: send(c, d, arg); break;
-        case 2: receive(c, d, arg); break;
+        case 0:
+            destroy_channel(c);
+            break;
+        case 1:
+            send(c, d, arg);
+            break;
+        case 2:
+            receive(c, d, arg);
+            break;
         case 3: {
             std::size_t size = 0;
             if (acltdtQueryChannelSize(c.handle, &size) == ACL_SUCCESS && size > 8192) {
@@ -235,12 +246,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::uint8_t op = data[i];
         const std::uint8_t arg = data[i + 1];
         switch (op % 6) {
-        case 0: world.create_item(arg); break;
-        case 1: world.destroy_item(arg); break;
-        case 2: world.dataset_op(arg); break;
-        case 3: world.accessors(arg); break;
-        case 4: world.create_channel(arg); break;
-        default: world.channel_op(op / 6, arg); break;
+        case 0:
+            world.create_item(arg);
+            break;
+        case 1:
+            world.destroy_item(arg);
+            break;
+        case 2:
+            world.dataset_op(arg);
+            break;
+        case 3:
+            world.accessors(arg);
+            break;
+        case 4:
+            world.create_channel(arg);
+            break;
+        default:
+            world.channel_op(op / 6, arg);
+            break;
         }
     }
     return 0;

@@ -4,18 +4,19 @@
 // functions that return no code), and rejections are logged at warning level to stderr — never to
 // stdout (issue 7), and not at all by default (the runtime's default level is error).
 
+#include "acl/acl_base.h"
+
 #include <exception>
+#include <ferry/core/status.hpp>
+#include <ferry/runtime/log.hpp>
 #include <new>
 #include <string>
 
-#include <ferry/core/status.hpp>
-#include <ferry/runtime/log.hpp>
-
-#include "acl/acl_base.h"
-
 namespace ferry::acl {
 
-[[nodiscard]] inline aclError code(Status s) noexcept { return static_cast<aclError>(to_code(s)); }
+[[nodiscard]] inline aclError code(Status s) noexcept {
+    return static_cast<aclError>(to_code(s));
+}
 
 // Logs why `function` refused its arguments and returns `s` as an aclError.
 inline aclError reject(const char* function, const char* why,

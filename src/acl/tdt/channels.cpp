@@ -8,19 +8,18 @@
 // the buffer moves through the channel, and the receiving dataset adopts it (its items point into
 // it) and hands its previous buffer back to the pool — no allocation per message once warm.
 
-#include <chrono>
-#include <cstring>
-#include <memory>
-#include <thread>
-#include <utility>
-
-#include <ferry/core/timeout.hpp>
-#include <ferry/runtime/runtime.hpp>
-#include <ferry/tensor/wire_format.hpp>
-
 #include "acl/acl_tdt.h"
 #include "boundary.hpp"
 #include "handles.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <ferry/core/timeout.hpp>
+#include <ferry/runtime/runtime.hpp>
+#include <ferry/tensor/wire_format.hpp>
+#include <memory>
+#include <thread>
+#include <utility>
 
 using ferry::Status;
 using ferry::acl::HandleKind;
@@ -127,7 +126,8 @@ aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t
 aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t timeout) {
     if (h.kind == ferry::ChannelKind::process) {
         if (timeout != -1) {
-            return ferry::acl::reject("acltdtReceiveTensor", "a TDT process channel needs timeout -1");
+            return ferry::acl::reject("acltdtReceiveTensor",
+                                      "a TDT process channel needs timeout -1");
         }
         if (!h.receive_side) {
             return ferry::acl::reject("acltdtReceiveTensor", "not a TF_RECEIVE_ handle");
@@ -177,37 +177,39 @@ extern "C" {
 
 acltdtChannelHandle* acltdtCreateChannelWithCapacity(uint32_t deviceId, const char* name,
                                                      size_t capacity) {
-    return ferry::acl::guarded_value<acltdtChannelHandle*>(__func__, nullptr, [&]() -> acltdtChannelHandle* {
-        if (const char* why = check_create(deviceId, name)) {
-            ferry::acl::reject("acltdtCreateChannelWithCapacity", why);
-            return nullptr;
-        }
-        if (!ferry::is_valid_channel_capacity(capacity)) {
-            ferry::acl::reject("acltdtCreateChannelWithCapacity", "capacity outside [2, 8192]");
-            return nullptr;
-        }
-        auto entry = Shim::get().registry().create_queue(deviceId, name, capacity);
-        if (!entry) {
-            ferry::acl::reject("acltdtCreateChannelWithCapacity", "registry", entry.status());
-            return nullptr;
-        }
-        return publish(std::move(entry).value(), capacity);
-    });
+    return ferry::acl::guarded_value<acltdtChannelHandle*>(
+        __func__, nullptr, [&]() -> acltdtChannelHandle* {
+            if (const char* why = check_create(deviceId, name)) {
+                ferry::acl::reject("acltdtCreateChannelWithCapacity", why);
+                return nullptr;
+            }
+            if (!ferry::is_valid_channel_capacity(capacity)) {
+                ferry::acl::reject("acltdtCreateChannelWithCapacity", "capacity outside [2, 8192]");
+                return nullptr;
+            }
+            auto entry = Shim::get().registry().create_queue(deviceId, name, capacity);
+            if (!entry) {
+                ferry::acl::reject("acltdtCreateChannelWithCapacity", "registry", entry.status());
+                return nullptr;
+            }
+            return publish(std::move(entry).value(), capacity);
+        });
 }
 
 acltdtChannelHandle* acltdtCreateChannel(uint32_t deviceId, const char* name) {
-    return ferry::acl::guarded_value<acltdtChannelHandle*>(__func__, nullptr, [&]() -> acltdtChannelHandle* {
-        if (const char* why = check_create(deviceId, name)) {
-            ferry::acl::reject("acltdtCreateChannel", why);
-            return nullptr;
-        }
-        auto entry = Shim::get().registry().open_process(deviceId, name);
-        if (!entry) {
-            ferry::acl::reject("acltdtCreateChannel", "registry", entry.status());
-            return nullptr;
-        }
-        return publish(std::move(entry).value(), ferry::k_process_channel_capacity);
-    });
+    return ferry::acl::guarded_value<acltdtChannelHandle*>(
+        __func__, nullptr, [&]() -> acltdtChannelHandle* {
+            if (const char* why = check_create(deviceId, name)) {
+                ferry::acl::reject("acltdtCreateChannel", why);
+                return nullptr;
+            }
+            auto entry = Shim::get().registry().open_process(deviceId, name);
+            if (!entry) {
+                ferry::acl::reject("acltdtCreateChannel", "registry", entry.status());
+                return nullptr;
+            }
+            return publish(std::move(entry).value(), ferry::k_process_channel_capacity);
+        });
 }
 
 aclError acltdtDestroyChannel(acltdtChannelHandle* handle) {

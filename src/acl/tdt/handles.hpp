@@ -15,22 +15,21 @@
 // datasets are not locked (CANN's objects are not thread-safe either, tdt_facts.md §2.10): the
 // tables catch stale and double-destroyed handles, not a destroy racing a use of the same object.
 
+#include "acl/acl_tdt.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <ferry/channel/channel.hpp>
+#include <ferry/channel/registry.hpp>
+#include <ferry/tensor/data_item.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <ferry/tensor/wire_format.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
 #include <vector>
-
-#include <ferry/channel/channel.hpp>
-#include <ferry/channel/registry.hpp>
-#include <ferry/tensor/data_item.hpp>
-#include <ferry/tensor/dataset.hpp>
-#include <ferry/tensor/wire_format.hpp>
-
-#include "acl/acl_tdt.h"
 
 namespace ferry::acl {
 
@@ -45,9 +44,9 @@ enum class HandleKind : std::uint8_t { item, dataset };
 } // namespace ferry::acl
 
 struct acltdtDataItem {
-    ferry::DataItem own;                     // a user-created item (borrows the caller's bytes)
-    const acltdtDataset* owner = nullptr;    // non-null: a view owned by this received dataset
-    const ferry::DataItem* view = nullptr;   // the viewed item; null once a receive dropped it
+    ferry::DataItem own;                   // a user-created item (borrows the caller's bytes)
+    const acltdtDataset* owner = nullptr;  // non-null: a view owned by this received dataset
+    const ferry::DataItem* view = nullptr; // the viewed item; null once a receive dropped it
 
     // The item this handle designates; nullptr for a view whose item is gone (a stale view).
     [[nodiscard]] const ferry::DataItem* get() const noexcept {
@@ -56,8 +55,8 @@ struct acltdtDataItem {
 };
 
 struct acltdtDataset {
-    ferry::Dataset data;                 // mirrors `added`, or what the last receive put here
-    std::vector<acltdtDataItem*> added;  // the user's items, in order
+    ferry::Dataset data;                // mirrors `added`, or what the last receive put here
+    std::vector<acltdtDataItem*> added; // the user's items, in order
     std::vector<std::unique_ptr<acltdtDataItem>> views; // received items; reused across receives
 };
 
@@ -137,8 +136,8 @@ public:
         if (auto pool = slot.lock()) {
             return pool;
         }
-        const std::size_t spares = capacity + 2 < k_max_channel_capacity ? capacity + 2
-                                                                          : k_max_channel_capacity;
+        const std::size_t spares =
+            capacity + 2 < k_max_channel_capacity ? capacity + 2 : k_max_channel_capacity;
         auto pool = std::make_shared<BufferPool>(spares);
         slot = pool;
         return pool;

@@ -1,16 +1,15 @@
 // acltdt* items and datasets (tdt_facts.md §2.1–§2.3, spec/tdt.md §1 and §4): argument checks and
 // handle validation here, the rules themselves in ferry::DataItem / ferry::Dataset.
 
-#include <cstring>
-#include <memory>
-
-#include <ferry/core/dtype.hpp>
-#include <ferry/tensor/data_item.hpp>
-#include <ferry/tensor/dataset.hpp>
-
 #include "acl/acl_tdt.h"
 #include "boundary.hpp"
 #include "handles.hpp"
+
+#include <cstring>
+#include <ferry/core/dtype.hpp>
+#include <ferry/tensor/data_item.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <memory>
 
 using ferry::Status;
 using ferry::acl::HandleKind;
@@ -94,8 +93,8 @@ acltdtDataItem* acltdtCreateDataItem(acltdtTensorType tdtType, const int64_t* di
         auto made = ferry::DataItem::borrow(static_cast<ferry::TensorKind>(tdtType), dims, dimNum,
                                             static_cast<ferry::DType>(dataType), data, size);
         if (!made) {
-            ferry::acl::reject(__func__, "dims/dimNum/kind rejected (CANN's creation rules)",
-                               made.status());
+            ferry::acl::reject("acltdtCreateDataItem",
+                               "dims/dimNum/kind rejected (CANN's creation rules)", made.status());
             return nullptr;
         }
         auto item = std::make_unique<acltdtDataItem>();

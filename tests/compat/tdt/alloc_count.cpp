@@ -5,15 +5,14 @@
 // ThreadSanitizer, whose runtimes own operator new, the sanitizer's allocation hook counts
 // instead (it sees every malloc and operator new).
 
+#include "acl/acl_tdt.h"
+
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
-
-#include <catch2/catch.hpp>
-
-#include "acl/acl_tdt.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define FERRY_COUNT_WITH_SANITIZER_HOOK 1
@@ -24,8 +23,9 @@
 #endif
 #ifdef FERRY_COUNT_WITH_SANITIZER_HOOK
 // From <sanitizer/allocator_interface.h>, which GCC does not install (libasan/libtsan export it).
-extern "C" int __sanitizer_install_malloc_and_free_hooks(
-    void (*malloc_hook)(const volatile void*, std::size_t), void (*free_hook)(const volatile void*));
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
+                                                                             std::size_t),
+                                                         void (*free_hook)(const volatile void*));
 #endif
 
 namespace {
@@ -68,14 +68,24 @@ void on_free(const volatile void*) {}
     __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
 } // namespace
 #else
-void* operator new(std::size_t size) { return counted(size, 0); }
+void* operator new(std::size_t size) {
+    return counted(size, 0);
+}
 void* operator new(std::size_t size, std::align_val_t align) {
     return counted(size, static_cast<std::size_t>(align));
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+    std::free(p);
+}
 #endif
 
 namespace {
