@@ -23,8 +23,10 @@ namespace ferry {
 struct PointerLocation;
 using PointerLocator = PointerLocation (*)(const void* address) noexcept;
 class Profiler;
+struct MessageChannels;
 
 FERRY_ACL_PROCESS_STATE Profiler& profiler();
+FERRY_ACL_PROCESS_STATE MessageChannels& message_channels() noexcept; // channel/message_channels.hpp
 
 namespace detail {
 

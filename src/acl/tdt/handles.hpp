@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/channel.hpp>
+#include <ferry/channel/message_channels.hpp>
 #include <ferry/channel/registry.hpp>
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dataset.hpp>
@@ -34,7 +35,7 @@
 namespace ferry::acl {
 
 using MessageChannel = Channel<MessageBuffer, dynamic_capacity, mpmc>;
-using MessageRegistry = ChannelRegistry<MessageBuffer>;
+using MessageRegistry = MessageChannelRegistry; // shared with C++ code: message_channels()
 // Spare message buffers of one channel: a send takes one, a receive hands the dataset's previous
 // buffer back, so a steady send/receive loop allocates nothing (spec/tdt.md §4).
 using BufferPool = Channel<MessageBuffer, dynamic_capacity, mpmc>;
@@ -149,7 +150,7 @@ public:
         }
     }
 
-    [[nodiscard]] MessageRegistry& registry() noexcept { return registry_; }
+    [[nodiscard]] MessageRegistry& registry() noexcept { return message_channels().registry; }
 
 private:
     Shim() = default;
@@ -158,7 +159,6 @@ private:
     std::unordered_map<const void*, HandleKind> objects_;
     std::unordered_map<const acltdtChannelHandle*, HandlePtr> channels_;
     std::map<ChannelId, std::weak_ptr<BufferPool>> pools_;
-    MessageRegistry registry_;
 };
 
 } // namespace ferry::acl

@@ -4,10 +4,15 @@
 // through the process-state exports, src/acl/rt/process_state.hpp) or the static one.
 
 #include "acl/acl.h"
+#include "acl/acl_tdt.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <vector>
+#include <ferry/channel/message_channels.hpp>
 #include <ferry/runtime/init.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <ferry/tensor/wire_format.hpp>
 #include <ferry/runtime/runtime.hpp>
 
 namespace {
@@ -82,4 +87,56 @@ TEST_CASE("streams made by the C API run C++ host tasks", "[compat][one-runtime]
     CHECK(rt.destroy_stream(static_cast<ferry::Stream*>(stream)) == ferry::Status::ok);
     CHECK(aclrtDestroyStream(stream) == ACL_ERROR_RT_PARAM_INVALID);
     CHECK(aclrtResetDevice(0) == ACL_SUCCESS);
+}
+
+TEST_CASE("channels made by the C API are the C++ message channels", "[compat][one-runtime]") {
+    acltdtChannelHandle* handle = acltdtCreateChannelWithCapacity(0, "one-runtime-feed", 4);
+    REQUIRE(handle != nullptr);
+    const auto entries = ferry::message_channels().registry.find(0, "one-runtime-feed");
+    REQUIRE(entries.size() == 1);
+    const auto channel = entries.front().channel;
+    REQUIRE(channel != nullptr);
+    CHECK(channel->capacity() == 4);
+
+    // C++ sends a dataset as a message; the C API receives it.
+    const std::vector<std::int32_t> values{7, 8, 9};
+    ferry::Dataset batch;
+    REQUIRE(batch.add(*ferry::DataItem::from(values, {3})) == ferry::Status::ok);
+    auto message = ferry::serialize(batch);
+    REQUIRE(message);
+    REQUIRE(channel->try_send(std::move(*message)) == ferry::Status::ok);
+    size_t size = 0;
+    REQUIRE(acltdtQueryChannelSize(handle, &size) == ACL_SUCCESS);
+    CHECK(size == 1);
+    acltdtDataset* received = acltdtCreateDataset();
+    REQUIRE(acltdtReceiveTensor(handle, received, 1000) == ACL_SUCCESS);
+    REQUIRE(acltdtGetDatasetSize(received) == 1);
+    acltdtDataItem* item = acltdtGetDataItem(received, 0);
+    CHECK(acltdtGetDataTypeFromItem(item) == ACL_INT32);
+    REQUIRE(acltdtGetDataSizeFromItem(item) == sizeof(std::int32_t) * 3);
+    const auto* data = static_cast<const std::int32_t*>(acltdtGetDataAddrFromItem(item));
+    CHECK(data[0] == 7);
+    CHECK(data[2] == 9);
+
+    // The C API sends; C++ receives the message and parses it.
+    std::int64_t dims[1] = {3};
+    std::int32_t out[3] = {1, 2, 3};
+    acltdtDataItem* sent_item =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1, ACL_INT32, out, sizeof out);
+    acltdtDataset* sent = acltdtCreateDataset();
+    REQUIRE(acltdtAddDataItem(sent, sent_item) == ACL_SUCCESS);
+    REQUIRE(acltdtSendTensor(handle, sent, 1000) == ACL_SUCCESS);
+    auto bytes = channel->try_receive();
+    REQUIRE(bytes);
+    auto parsed = ferry::parse(*bytes);
+    REQUIRE(parsed);
+    REQUIRE(parsed->size() == 1);
+    CHECK((*parsed)[0].dtype() == ferry::DType::int32);
+    CHECK((*parsed)[0].values<std::int32_t>().value()[1] == 2);
+
+    CHECK(acltdtDestroyDataset(sent) == ACL_SUCCESS);
+    CHECK(acltdtDestroyDataItem(sent_item) == ACL_SUCCESS);
+    CHECK(acltdtDestroyDataset(received) == ACL_SUCCESS);
+    CHECK(acltdtDestroyChannel(handle) == ACL_SUCCESS);
+    CHECK(ferry::message_channels().registry.find(0, "one-runtime-feed").empty());
 }
