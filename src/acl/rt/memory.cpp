@@ -4,6 +4,7 @@
 // then applies the size rounding, the per-device limit and the "where does this pointer really
 // live" checks of every copy.
 
+#include "../c_enum.hpp"
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
 
@@ -24,7 +25,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMal
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto p = rt.malloc(size, static_cast<std::uint32_t>(policy));
+            const auto p = rt.malloc(size, static_cast<std::uint32_t>(acl::raw_value(policy)));
             if (!p) {
                 return p.status();
             }
@@ -72,7 +73,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* 
                                          aclrtMemcpyKind kind) {
     return acl::guarded("aclrtMemcpy", [&] {
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.memcpy(dst, destMax, src, count, static_cast<MemcpyKind>(kind));
+            return rt.memcpy(dst, destMax, src, count, static_cast<MemcpyKind>(acl::raw_value(kind)));
         });
     });
 }
@@ -82,7 +83,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
                                               aclrtStream stream) {
     return acl::guarded("aclrtMemcpyAsync", [&] {
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.memcpy_async(dst, destMax, src, count, static_cast<MemcpyKind>(kind),
+            return rt.memcpy_async(dst, destMax, src, count, static_cast<MemcpyKind>(acl::raw_value(kind)),
                                    acl::to_stream(stream));
         });
     });

@@ -4,6 +4,7 @@
 // non-zero length, negative sizes, more than 8 dimensions, an unknown data type, an element count
 // that overflows 64 bits) gives nullptr instead of a tensor that later misleads an operator.
 
+#include "../c_enum.hpp"
 #include "aclnn/acl_meta.h"
 #include "aclnn_tensor.hpp"
 #include "boundary.hpp"
@@ -74,7 +75,7 @@ ACL_FUNC_VISIBILITY aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t
         using ferry::Status;
         auto view = ferry::acl::copy_dims(viewDims, viewDimsNum);
         auto storage = ferry::acl::copy_dims(storageDims, storageDimsNum);
-        const auto dtype = static_cast<ferry::DType>(dataType);
+        const auto dtype = static_cast<ferry::DType>(ferry::acl::raw_value(dataType));
         if (!view || !storage || offset < 0 || !ferry::is_known(dtype) ||
             dtype == ferry::DType::undefined || !ferry::acl::element_count(*view) ||
             !ferry::acl::element_count(*storage)) {

@@ -1,6 +1,7 @@
 // acltdt* items and datasets (tdt_facts.md §2.1–§2.3, spec/tdt.md §1 and §4): argument checks and
 // handle validation here, the rules themselves in ferry::DataItem / ferry::Dataset.
 
+#include "../c_enum.hpp"
 #include "acl/acl_tdt.h"
 #include "boundary.hpp"
 #include "handles.hpp"
@@ -90,8 +91,8 @@ aclError acltdtGetDimsFromItem(const acltdtDataItem* dataItem, int64_t* dims, si
 acltdtDataItem* acltdtCreateDataItem(acltdtTensorType tdtType, const int64_t* dims, size_t dimNum,
                                      aclDataType dataType, void* data, size_t size) {
     return ferry::acl::guarded_value<acltdtDataItem*>(__func__, nullptr, [&]() -> acltdtDataItem* {
-        auto made = ferry::DataItem::borrow(static_cast<ferry::TensorKind>(tdtType), dims, dimNum,
-                                            static_cast<ferry::DType>(dataType), data, size);
+        auto made = ferry::DataItem::borrow(static_cast<ferry::TensorKind>(ferry::acl::raw_value(tdtType)), dims, dimNum,
+                                            static_cast<ferry::DType>(ferry::acl::raw_value(dataType)), data, size);
         if (!made) {
             ferry::acl::reject("acltdtCreateDataItem",
                                "dims/dimNum/kind rejected (CANN's creation rules)", made.status());
