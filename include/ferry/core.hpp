@@ -1,6 +1,7 @@
 #pragma once
 // ferry/core: status codes, dtypes, timeouts, contracts.
 #include <ferry/core/contract.hpp>
+#include <ferry/core/cpu_relax.hpp>
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/float16.hpp>
 #include <ferry/core/memory_kind.hpp>

@@ -11,6 +11,7 @@
 //                   default, so a long wait costs a few percent of a core instead of all of it.
 // A policy object is a prototype: each wait copies it, so it carries per-wait state (its count).
 
+#include <ferry/core/cpu_relax.hpp>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
@@ -23,18 +24,8 @@ concept WaitPolicy = std::copyable<W> && requires(W w) {
     { w.pause() } noexcept; // called between two unsuccessful polls
 };
 
-namespace detail {
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield" ::: "memory");
-#endif
-}
-} // namespace detail
-
 struct Spin {
-    void pause() noexcept { detail::cpu_relax(); }
+    void pause() noexcept { ferry::detail::cpu_relax(); }
 };
 
 template <std::uint32_t SpinCount = 64>
@@ -43,7 +34,7 @@ struct SpinThenYield {
     void pause() noexcept {
         if (polls < SpinCount) {
             ++polls;
-            detail::cpu_relax();
+            ferry::detail::cpu_relax();
         } else {
             std::this_thread::yield();
         }
@@ -62,7 +53,7 @@ struct SpinThenPark {
     void pause() noexcept {
         if (polls < SpinCount) {
             ++polls;
-            detail::cpu_relax();
+            ferry::detail::cpu_relax();
         } else if (polls < SpinCount + YieldCount) {
             ++polls;
             std::this_thread::yield();

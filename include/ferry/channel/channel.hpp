@@ -31,6 +31,7 @@
 #include <ferry/channel/detail/mpmc_ring.hpp>
 #include <ferry/channel/detail/spsc_ring.hpp>
 #include <ferry/channel/policy.hpp>
+#include <ferry/core/cpu_relax.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
@@ -50,14 +51,6 @@ concept Sendable = std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_
                    std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>;
 
 namespace detail {
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield" ::: "memory");
-#endif
-}
-
 template <typename T, std::size_t Capacity, typename Policy>
 using ring_for =
     std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, SpscRing<T, Capacity>>;
