@@ -162,7 +162,22 @@ aclError acltdtAddDataItem(acltdtDataset* dataset, acltdtDataItem* dataItem) {
         d->added.reserve(d->added.size() + 1); // so the push_back below cannot fail
         // The dataset keeps a descriptor copy (the payload stays borrowed): feature_unsupported
         // after a receive, invalid_param for host and device payloads mixed (tdt_facts.md §2.3).
-        if (const Status s = d->data.add(*item); ferry::failed(s)) {
+        // An item of a received dataset lives in that dataset's message buffer, which its next
+        // receive or its destruction reuses; ferry copies such a payload (CANN keeps a pointer
+        // that dangles then).
+        ferry::DataItem copy;
+        if (dataItem->owner != nullptr) {
+            ferry::Result<ferry::DataItem> copied = item->to_owning();
+            if (!copied) {
+                return ferry::acl::reject("acltdtAddDataItem", "copying a received item",
+                                          copied.status());
+            }
+            copy = std::move(*copied);
+            item = &copy;
+        }
+        const Status s = dataItem->owner != nullptr ? d->data.add(std::move(copy))
+                                                    : d->data.add(*item);
+        if (ferry::failed(s)) {
             return ferry::acl::reject("acltdtAddDataItem", ferry::name_of(s), s);
         }
         d->added.push_back(dataItem);

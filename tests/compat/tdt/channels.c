@@ -223,6 +223,43 @@ static void round_trip(void) {
     destroy_with_items(dataset);
 }
 
+/* A received item added to another dataset (forwarding) keeps its bytes after the dataset it
+ * came from receives again and is destroyed (ferry: the payload is copied at add; in CANN the
+ * pointer dangles). Found by fuzz/acl. */
+static void forwarded_item_outlives_its_dataset(void) {
+    float f[3] = {1.0f, 2.0f, 3.0f};
+    float g[5] = {7, 7, 7, 7, 7};
+    acltdtDataset* first = float_dataset(f, 3);
+    acltdtDataset* second = float_dataset(g, 5);
+    acltdtChannelHandle* channel = acltdtCreateChannelWithCapacity(0, "forward", 4);
+    acltdtDataset* in = acltdtCreateDataset();
+    acltdtDataset* forward = acltdtCreateDataset();
+    REQUIRE(channel != NULL && in != NULL && forward != NULL);
+    CHECK_EQ(acltdtSendTensor(channel, first, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtReceiveTensor(channel, in, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtAddDataItem(forward, acltdtGetDataItem(in, 0)), ACL_SUCCESS);
+    CHECK_EQ(acltdtSendTensor(channel, second, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtReceiveTensor(channel, in, 0), ACL_SUCCESS); /* reuses in's buffer */
+    CHECK_EQ(acltdtDestroyDataset(in), ACL_SUCCESS);
+    /* A larger message takes the first buffer back from the channel's pool and outgrows it. */
+    CHECK_EQ(acltdtSendTensor(channel, second, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtSendTensor(channel, forward, 0), ACL_SUCCESS);
+    acltdtDataset* out = acltdtCreateDataset();
+    REQUIRE(out != NULL);
+    CHECK_EQ(acltdtReceiveTensor(channel, out, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtGetDataSizeFromItem(acltdtGetDataItem(out, 0)), sizeof g);
+    CHECK_EQ(acltdtReceiveTensor(channel, out, 0), ACL_SUCCESS);
+    REQUIRE(acltdtGetDatasetSize(out) == 1);
+    acltdtDataItem* item = acltdtGetDataItem(out, 0);
+    CHECK_EQ(acltdtGetDataSizeFromItem(item), sizeof f);
+    CHECK(memcmp(acltdtGetDataAddrFromItem(item), f, sizeof f) == 0);
+    CHECK_EQ(acltdtDestroyDataset(out), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyDataset(forward), ACL_SUCCESS);
+    CHECK_EQ(acltdtDestroyChannel(channel), ACL_SUCCESS);
+    destroy_with_items(second);
+    destroy_with_items(first);
+}
+
 /* Send rejects what cannot be sent before anything is queued (acltdtSendTensorV2, §6). */
 static void send_rejects(void) {
     acltdtChannelHandle* channel = acltdtCreateChannelWithCapacity(0, "send-rejects", 4);
@@ -408,6 +445,7 @@ int main(void) {
     RUN(capacity_exactly_n);
     RUN(timeouts_never_early);
     RUN(round_trip);
+    RUN(forwarded_item_outlives_its_dataset);
     RUN(send_rejects);
     RUN(receive_validates_first);
     RUN(clean_and_stop);
