@@ -91,13 +91,13 @@ public:
 
     // ---- send -------------------------------------------------------------------------------
     Status send(T&& value, Timeout timeout = forever) noexcept {
-        return send_until_impl(value, deadline_of(timeout));
+        return send_with(value, !timeout.is_no_wait(), [timeout] { return deadline_of(timeout); });
     }
     Status send(const T& value, Timeout timeout = forever) requires std::copy_constructible<T> {
         T copy(value);
         return send(std::move(copy), timeout);
     }
-    Status try_send(T&& value) noexcept { return send(std::move(value), no_wait); }
+    Status try_send(T&& value) noexcept { return attempt_send(value); }
     Status try_send(const T& value) requires std::copy_constructible<T> {
         return send(value, no_wait);
     }
@@ -108,12 +108,13 @@ public:
     }
     template <typename Duration>
     Status send_until(T&& value, std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return send_until_impl(value, std::chrono::ceil<clock::duration>(deadline));
+        return send_with(value, true,
+                         [deadline] { return std::chrono::ceil<clock::duration>(deadline); });
     }
 
     // ---- receive ----------------------------------------------------------------------------
     Result<T> receive(Timeout timeout = forever) noexcept {
-        return receive_until_impl(deadline_of(timeout));
+        return receive_value(!timeout.is_no_wait(), [timeout] { return deadline_of(timeout); });
     }
     Result<T> try_receive() noexcept { return receive(no_wait); }
     template <typename Rep, typename Period>
@@ -122,7 +123,8 @@ public:
     }
     template <typename Duration>
     Result<T> receive_until(std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return receive_until_impl(std::chrono::ceil<clock::duration>(deadline));
+        return receive_value(true,
+                             [deadline] { return std::chrono::ceil<clock::duration>(deadline); });
     }
 
     // Receives into an existing object (move-assigned on success, untouched otherwise): lets a
@@ -130,8 +132,9 @@ public:
     Status
     receive(T& out,
             Timeout timeout = forever) noexcept requires std::is_nothrow_move_assignable_v<T> {
-        return receive_with(deadline_of(timeout),
-                            [&out](T& item) noexcept { out = std::move(item); });
+        auto consume = [&out](T& item) noexcept { out = std::move(item); };
+        return receive_with(consume, !timeout.is_no_wait(),
+                            [timeout] { return deadline_of(timeout); });
     }
 
     // ---- stop / clear / size ----------------------------------------------------------------
@@ -157,15 +160,18 @@ public:
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     [[nodiscard]] std::size_t capacity() const noexcept { return ring_.capacity(); }
 
-    // Threads currently inside the waiting part of a blocking send or receive. After stop() it
-    // falls to zero without anyone else's help; a handle layer that must free a channel while
-    // callers may be blocked (spec §3/§4) stops it, waits for blocked() == 0 and for its own
-    // count of calls in flight (non-blocking calls are not counted here) before deleting it.
+    // Threads currently parked (or about to park) in a blocking send or receive, after their
+    // spin phase. After stop() it falls to zero without anyone else's help; a handle layer that
+    // must free a channel while callers may be blocked (spec §3/§4) stops it, waits for
+    // blocked() == 0 and for its own count of calls in flight (calls that have not parked are
+    // not counted here) before deleting it.
     [[nodiscard]] std::size_t blocked() const noexcept {
         return blocked_.count.load(std::memory_order_acquire);
     }
 
 private:
+    static constexpr unsigned k_max_backoff = 8;
+
     static std::size_t checked(std::size_t capacity) {
         if (!is_valid_channel_capacity(capacity)) {
             throw std::invalid_argument("ferry::Channel: capacity must be in [2, 8192]");
@@ -182,42 +188,57 @@ private:
                                     : timeout.deadline_from(clock::now());
     }
 
-    Status send_until_impl(T& value, clock::time_point deadline) noexcept {
-        return run(slots_, deadline, Status::full, [this, &value]() noexcept {
-            if (flags_.stopped.load(std::memory_order_acquire)) {
-                return Status::stopped;
-            }
-            if (!ring_.try_push(value)) {
-                return Status::full;
-            }
-            items_.notify();
-            return Status::ok;
-        });
+    // Every send and receive: one inlined attempt; only a call that may wait and has to (full /
+    // empty) computes its deadline and leaves the fast path.
+    template <typename Deadline>
+    Status send_with(T& value, bool may_wait, Deadline deadline) noexcept {
+        const Status first = attempt_send(value);
+        if (first != Status::full || !may_wait) {
+            return first;
+        }
+        return send_blocking(value, deadline());
     }
 
-    Result<T> receive_until_impl(clock::time_point deadline) noexcept {
-        std::optional<T> out;
-        const Status status =
-            receive_with(deadline, [&out](T& item) noexcept { out.emplace(std::move(item)); });
-        if (status != Status::ok) {
-            return status;
+    template <typename Consume, typename Deadline>
+    Status receive_with(Consume& consume, bool may_wait, Deadline deadline) noexcept {
+        const Status first = attempt_receive(consume);
+        if (first != Status::empty || !may_wait) {
+            return first;
         }
-        return Result<T>(std::move(*out));
+        return receive_blocking(consume, deadline());
+    }
+
+    template <typename Deadline>
+    Result<T> receive_value(bool may_wait, Deadline deadline) noexcept {
+        std::optional<T> out;
+        auto consume = [&out](T& item) noexcept { out.emplace(std::move(item)); };
+        const Status status = receive_with(consume, may_wait, deadline);
+        return status == Status::ok ? Result<T>(std::move(*out)) : Result<T>(status);
+    }
+
+    // One attempt each; `full` / `empty` mean "would have to wait".
+    Status attempt_send(T& value) noexcept {
+        if (flags_.stopped.load(std::memory_order_acquire)) {
+            return Status::stopped;
+        }
+        if (!ring_.try_push(value)) {
+            return Status::full;
+        }
+        items_.notify();
+        return Status::ok;
     }
 
     template <typename Consume>
-    Status receive_with(clock::time_point deadline, Consume consume) noexcept {
-        return run(items_, deadline, Status::empty, [this, &consume]() noexcept {
-            if (pop(consume)) {
-                return Status::ok;
-            }
-            if (!flags_.stopped.load(std::memory_order_acquire)) {
-                return Status::empty;
-            }
-            // Stopped: drain. Try once more, so an item whose send completed before stop() is
-            // still delivered even if it landed between the first attempt and the flag load.
-            return pop(consume) ? Status::ok : Status::stopped;
-        });
+    Status attempt_receive(Consume& consume) noexcept {
+        if (pop(consume)) {
+            return Status::ok;
+        }
+        if (!flags_.stopped.load(std::memory_order_acquire)) {
+            return Status::empty;
+        }
+        // Stopped: drain. Try once more, so an item whose send completed before stop() is still
+        // delivered even if it landed between the first attempt and the flag load.
+        return pop(consume) ? Status::ok : Status::stopped;
     }
 
     template <typename Consume>
@@ -229,33 +250,46 @@ private:
         return true;
     }
 
-    // Tries `attempt`; while it answers `busy`, waits on `event` (spin, then park) until the
-    // deadline. The attempt runs after every wake-up before the deadline is looked at, so a
-    // notification is never dropped by a waiter that is about to time out.
-    template <typename Attempt>
-    Status run(detail::EventCount& event, clock::time_point deadline, Status busy,
-               Attempt attempt) noexcept {
-        const Status first = attempt();
-        if (first != busy || deadline == clock::time_point::min()) {
-            return first;
-        }
-        if (deadline != clock::time_point::max() && deadline <= clock::now()) {
-            return first; // a deadline already past behaves as no_wait
-        }
-        return wait(event, deadline, busy, attempt);
+    // The waiting parts, out of line: a call reaches them only after its first attempt failed.
+    [[gnu::noinline]] Status send_blocking(T& value, clock::time_point deadline) noexcept {
+        return wait(slots_, deadline, Status::full,
+                    [this, &value]() noexcept { return attempt_send(value); });
     }
 
+    template <typename Consume>
+    [[gnu::noinline]] Status receive_blocking(Consume& consume,
+                                              clock::time_point deadline) noexcept {
+        return wait(items_, deadline, Status::empty,
+                    [this, &consume]() noexcept { return attempt_receive(consume); });
+    }
+
+    // Waits on `event` (spin, then park) until `attempt` answers something other than `busy` or
+    // the deadline passes. A deadline already past behaves as no_wait (one more attempt). The
+    // attempt runs after every wake-up before the deadline is looked at, so a notification is
+    // never dropped by a waiter that is about to time out.
     template <typename Attempt>
-    [[gnu::noinline]] Status wait(detail::EventCount& event, clock::time_point deadline,
-                                  Status busy, Attempt& attempt) noexcept {
-        const BlockedScope scope(blocked_.count);
-        for (unsigned spin = 0; spin < Policy::spin_limit; ++spin) {
-            detail::cpu_relax();
+    Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
+                Attempt attempt) noexcept {
+        const bool bounded = deadline != clock::time_point::max();
+        if (bounded && deadline <= clock::now()) {
+            return attempt();
+        }
+        // Back off (1, 2, 4, then k_max_backoff pauses between tries) so that a waiting side
+        // polls the other side's index line less often; capped low, because every pause between
+        // tries can add to the latency of a hand-off (a round trip is under 1 us).
+        unsigned pause = 1;
+        for (unsigned spent = 0; spent < Policy::spin_limit; spent += pause) {
+            for (unsigned i = 0; i < pause; ++i) {
+                detail::cpu_relax();
+            }
             if (const Status s = attempt(); s != busy) {
                 return s;
             }
+            pause = pause < k_max_backoff ? 2 * pause : pause;
         }
-        const bool bounded = deadline != clock::time_point::max();
+        // Counted from here on only: a hand-off that the spin phase catches touches no shared
+        // counter (both sides of a channel wait on the same one).
+        const BlockedScope scope(blocked_.count);
         for (;;) {
             const auto key = event.prepare_wait();
             if (const Status s = attempt(); s != busy) {

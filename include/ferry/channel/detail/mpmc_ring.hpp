@@ -10,7 +10,7 @@
 // do_push reads atomically; reproduced with a 2x2 push/pop loop, see docs/channel.md), CI runs
 // the concurrency suite under TSan with no unexplained suppressions (spec/quality.md), and a ring
 // of indices on top of it would need two queue operations per message (free list + queue).
-// The spsc policy does use boost::lockfree::spsc_queue, which is TSan-clean.
+// (The spsc ring is not on Boost either: spsc_ring.hpp says why.)
 //
 // Positions are 64-bit and never wrap in practice; cell = position % capacity, so any capacity
 // in [2, 8192] holds exactly that many items (spec/tdt.md §3).

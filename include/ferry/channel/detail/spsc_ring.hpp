@@ -1,21 +1,29 @@
 #pragma once
 // SpscRing: the storage and lock-free transport of an spsc channel.
 //
-// Items live in SlotStorage; boost::lockfree::spsc_queue carries their slot indices (Boost 1.74
-// cannot move an item through the queue itself: anchors.md §5.2). The queue holds `capacity`
-// indices, so the ring holds exactly `capacity` items (spec/tdt.md §3). There is one slot more
-// than that: the consumer pops an index *before* it moves the item out, so one slot may be being
-// read while the queue is otherwise full. Slots are used in order; the producer only writes when
-// the queue has room (write_available() > 0), i.e. at most capacity - 1 items are queued and at
-// most one is being read, so its next slot is free; the acquire in write_available() pairs with
-// the release in the pop that follows the consumer's move-out, so the reuse never races.
-// No counters besides Boost's two indices: size() is the queue's read_available().
-// Thread roles: try_push from one producer thread, try_pop and clear from one consumer thread;
+// A Lamport ring of `capacity + 1` cells that holds exactly `capacity` items (spec/tdt.md §3): the
+// producer owns `write_`, the consumer owns `read_`, each publishes its index with a release
+// store and reads the other's with an acquire load. Items are moved into and out of the cells
+// themselves (SlotStorage), so move-only types travel and nothing is allocated per message.
+//
+// Each side also keeps a private copy of the other side's index and reloads the shared one only
+// when its copy says "full" (producer) or "empty" (consumer) — rigtorp::SPSCQueue's cached
+// indices (anchors.md §1.4). While the ring is neither full nor empty an operation touches no
+// cache line the other thread writes, except the cell it hands over.
+//
+// Why not boost::lockfree::spsc_queue underneath: Boost 1.74's queue copies on push and cannot
+// hold move-only items, so the channel would need its own cells anyway and the queue would carry
+// cell indices — two rings per message — and it reads the other side's index on every operation.
+// Measured on one machine (docs/performance/channel.md), that layering made a one-thread send +
+// receive pair cost 2.6x the raw queue's push + pop; with this ring the channel moves 1.2-2x the
+// raw queue's messages per second between two threads. Boost's spsc_queue remains the baseline
+// every spsc benchmark compares against.
+//
+// Thread roles: try_push from one producer thread; try_pop and clear from one consumer thread;
 // size() and capacity() from anywhere.
 
-#include <boost/lockfree/spsc_queue.hpp>
+#include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
@@ -23,59 +31,46 @@
 
 namespace ferry::detail {
 
-// The index queue: Boost's compile-time sized ring (storage inline) or its run-time sized one.
-template <std::size_t Capacity>
-struct SpscIndexQueue
-    : boost::lockfree::spsc_queue<std::uint32_t, boost::lockfree::capacity<Capacity>> {
-    explicit SpscIndexQueue(std::size_t /*capacity*/) {}
-};
-
-template <>
-struct SpscIndexQueue<dynamic_capacity> : boost::lockfree::spsc_queue<std::uint32_t> {
-    explicit SpscIndexQueue(std::size_t capacity)
-        : boost::lockfree::spsc_queue<std::uint32_t>(capacity) {}
-};
-
 template <typename T, std::size_t Capacity>
 class SpscRing {
 public:
-    explicit SpscRing(std::size_t capacity)
-        : capacity_(capacity), slots_(capacity + 1), indices_(capacity) {}
+    explicit SpscRing(std::size_t capacity) : cells_count_(capacity + 1), cells_(capacity + 1) {}
 
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
 
     ~SpscRing() { clear(); }
 
-    [[nodiscard]] std::size_t capacity() const noexcept {
-        if constexpr (Capacity == dynamic_capacity) {
-            return capacity_;
-        } else {
-            return Capacity;
-        }
-    }
+    [[nodiscard]] std::size_t capacity() const noexcept { return cells() - 1; }
 
     // Producer only. Moves from `value` only when it returns true (a failed push hands it back).
     bool try_push(T& value) noexcept {
-        if (indices_.write_available() == 0) {
-            return false;
+        const std::size_t w = producer_.write.value.load(std::memory_order_relaxed);
+        const std::size_t next = advance(w);
+        if (next == producer_.read_copy.value) {
+            producer_.read_copy.value = consumer_.read.value.load(std::memory_order_acquire);
+            if (next == producer_.read_copy.value) {
+                return false; // full
+            }
         }
-        const std::uint32_t slot = next_slot_;
-        slots_.construct(slot, std::move(value));
-        indices_.push(slot); // cannot fail: there was room, and only this thread pushes
-        next_slot_ = slot == capacity() ? 0 : slot + 1;
+        cells_.construct(w, std::move(value));
+        producer_.write.value.store(next, std::memory_order_release);
         return true;
     }
 
     // Consumer only. Calls consume(T&) with the oldest item, then destroys it.
     template <typename Consume>
     bool try_pop(Consume&& consume) noexcept {
-        std::uint32_t slot = 0;
-        if (!indices_.pop(slot)) {
-            return false;
+        const std::size_t r = consumer_.read.value.load(std::memory_order_relaxed);
+        if (r == consumer_.write_copy.value) {
+            consumer_.write_copy.value = producer_.write.value.load(std::memory_order_acquire);
+            if (r == consumer_.write_copy.value) {
+                return false; // empty
+            }
         }
-        std::forward<Consume>(consume)(slots_[slot]);
-        slots_.destroy(slot);
+        std::forward<Consume>(consume)(cells_[r]);
+        cells_.destroy(r);
+        consumer_.read.value.store(advance(r), std::memory_order_release);
         return true;
     }
 
@@ -89,13 +84,47 @@ public:
     }
 
     // Any thread. Exact when no push or pop is in flight; within [0, capacity] always.
-    [[nodiscard]] std::size_t size() const noexcept { return indices_.read_available(); }
+    [[nodiscard]] std::size_t size() const noexcept {
+        const std::size_t r = consumer_.read.value.load(std::memory_order_acquire);
+        const std::size_t w = producer_.write.value.load(std::memory_order_acquire);
+        return w >= r ? w - r : w + cells() - r;
+    }
 
 private:
-    std::size_t capacity_;
-    SlotStorage<T> slots_;
-    SpscIndexQueue<Capacity> indices_;
-    alignas(k_false_sharing_range) std::uint32_t next_slot_ = 0; // producer's
+    [[nodiscard]] std::size_t cells() const noexcept {
+        if constexpr (Capacity == dynamic_capacity) {
+            return cells_count_;
+        } else {
+            return Capacity + 1;
+        }
+    }
+
+    [[nodiscard]] std::size_t advance(std::size_t index) const noexcept {
+        return index + 1 == cells() ? 0 : index + 1;
+    }
+
+    // Four separate lines (pairs): each published index is written by one side and read by the
+    // other; each private copy is read and written by its owner only, so refreshing a copy never
+    // steals the line the other side is polling.
+    struct alignas(k_false_sharing_range) Index {
+        std::atomic<std::size_t> value{0};
+    };
+    struct alignas(k_false_sharing_range) Copy {
+        std::size_t value = 0;
+    };
+    struct Producer {
+        Index write;    // published
+        Copy read_copy; // the consumer's `read`, as last seen
+    };
+    struct Consumer {
+        Index read;
+        Copy write_copy;
+    };
+
+    std::size_t cells_count_;
+    SlotStorage<T> cells_;
+    Producer producer_;
+    Consumer consumer_;
 };
 
 } // namespace ferry::detail
