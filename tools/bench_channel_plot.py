@@ -22,8 +22,9 @@ from pathlib import Path
 
 # measure -> (what is compared, metric, how the ratio reads, target, unit of the absolute column)
 MEASURES = {
+    # No target: the cost of the operations alone, with no second thread (see channel.md).
     "fastpath": ("one thread, try_send+try_receive pairs vs raw spsc_queue push+pop", "items_per_second",
-                 "higher", 1.0, "M pairs/s"),
+                 "higher", None, "M pairs/s"),
     "nonblocking": ("try_send/try_receive throughput vs raw boost spsc_queue", "items_per_second",
                     "higher", 1.0, "M msg/s"),
     "blocking": ("blocking send/receive throughput vs mutex+condvar queue", "items_per_second",
@@ -80,7 +81,10 @@ def summarise(runs):
         if measure in P50:
             row["ours_p50"] = statistics.median(sides["ferry"][r]["p50_us"] for r in reps)
             row["theirs_p50"] = statistics.median(sides["baseline"][r]["p50_us"] for r in reps)
-        row["met"] = row["ratio"] >= target if better == "higher" else row["ratio"] <= target
+        if target is None:
+            row["met"] = None
+        else:
+            row["met"] = row["ratio"] >= target if better == "higher" else row["ratio"] <= target
         rows.append(row)
     return rows
 
@@ -95,10 +99,12 @@ def table(rows):
         if "ours_p50" in r:
             extra = f" (p50 {r['ours_p50']:.0f} vs {r['theirs_p50']:.0f} us)"
         sign = ">=" if r["better"] == "higher" else "<="
+        goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
+        met = "n/a" if r["met"] is None else ("yes" if r["met"] else "no")
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
             f"| {r['ratio']:.2f}x | {r['iqr'][0]:.2f}..{r['iqr'][1]:.2f} | {r['range'][0]:.2f}..{r['range'][1]:.2f} "
-            f"| {sign} {r['target']}x | {'yes' if r['met'] else 'no'} |")
+            f"| {goal} | {met} |")
     lines.append("")
     lines.append(f"Pairs per row: {min(r['n'] for r in rows)}..{max(r['n'] for r in rows)} repetitions.")
     return "\n".join(lines)
@@ -117,17 +123,18 @@ def plot(rows, out_dir):
     medians = [r["ratio"] for r in rows]
     low = [r["ratio"] - r["iqr"][0] for r in rows]
     high = [r["iqr"][1] - r["ratio"] for r in rows]
-    colours = ["tab:green" if r["met"] else "tab:red" for r in rows]
+    colours = ["tab:grey" if r["met"] is None else "tab:green" if r["met"] else "tab:red" for r in rows]
     xs = range(len(rows))
     ax.bar(xs, medians, yerr=[low, high], color=colours, capsize=3)
     for x, r in zip(xs, rows):
-        ax.plot([x - 0.4, x + 0.4], [r["target"]] * 2, color="black", linewidth=1)
+        if r["target"] is not None:
+            ax.plot([x - 0.4, x + 0.4], [r["target"]] * 2, color="black", linewidth=1)
     ax.axhline(1.0, color="grey", linewidth=0.5, linestyle="--")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_yscale("log")
     ax.set_ylabel("ferry / baseline (median, IQR bars; black tick = target)")
-    ax.set_title("ferry channel vs baselines, same binary and run (green: target met)")
+    ax.set_title("ferry channel vs baselines, same binary and run (green: target met; grey: no target)")
     fig.tight_layout()
     out = Path(out_dir) / "channel.png"
     fig.savefig(out, dpi=120)

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <ferry/channel/channel.hpp>
 #include <mutex>
+#include <pthread.h>
+#include <sched.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ferry::bench {
@@ -66,39 +69,119 @@ private:
     std::size_t count_ = 0;
 };
 
+// The first two CPUs the calling thread may run on, or -1 where there is no second one.
+inline std::pair<int, int> two_cpus() noexcept {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    std::pair<int, int> found{-1, -1};
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof allowed, &allowed) != 0) {
+        return found;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE && found.second < 0; ++cpu) {
+        if (CPU_ISSET(cpu, &allowed)) {
+            (found.first < 0 ? found.first : found.second) = cpu;
+        }
+    }
+    return found.second < 0 ? std::pair<int, int>{-1, -1} : found;
+}
+
+// Pins the calling thread to `cpu` (nothing for -1) and restores its previous mask on exit, so
+// that the two benchmark threads sit on two different CPUs from the first message on
+// (rigtorp's and atomic_queue's benchmarks pin the same way, anchors.md §1.2). Without it the
+// scheduler starts the second thread next to the first and moves it after an unpredictable
+// delay, which swung figures by 5x between runs on the 2-vCPU bench VM.
+class PinnedToCpu {
+public:
+    explicit PinnedToCpu(int cpu) noexcept {
+        if (cpu < 0 || ::pthread_getaffinity_np(::pthread_self(), sizeof previous_, &previous_) != 0) {
+            return;
+        }
+        cpu_set_t only;
+        CPU_ZERO(&only);
+        CPU_SET(cpu, &only);
+        pinned_ = ::pthread_setaffinity_np(::pthread_self(), sizeof only, &only) == 0;
+    }
+    ~PinnedToCpu() {
+        if (pinned_) {
+            (void)::pthread_setaffinity_np(::pthread_self(), sizeof previous_, &previous_);
+        }
+    }
+    PinnedToCpu(const PinnedToCpu&) = delete;
+    PinnedToCpu& operator=(const PinnedToCpu&) = delete;
+
+private:
+    cpu_set_t previous_{};
+    bool pinned_ = false;
+};
+
+// Both timed helpers pin their two threads to two CPUs, and first run an untimed warm-up of n / 4 messages (round trips) on the same two
+// threads: a new thread often starts on its creator's core and is moved to an idle one only
+// milliseconds later, which would otherwise be measured as part of the first few hundred
+// thousand messages (it halved some figures on the 2-vCPU bench VM). ferry and every baseline
+// go through these same helpers.
+
 // Seconds to move `n` messages from this thread (send(i)) to a second thread (receive() ->
 // value). The receiver's checksum is compared so the optimiser cannot drop the work and a lost
 // message would show.
 template <typename Send, typename Receive>
 double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& checksum_ok) {
-    std::atomic<bool> go{false};
+    const std::uint64_t warmup = n / 4;
+    std::atomic<bool> warm{false};
+    std::uint64_t warm_sum = 0;
     std::uint64_t sum = 0;
-    std::thread consumer([&] {
-        while (!go.load(std::memory_order_acquire)) {
+    const auto cpus = two_cpus();
+    const PinnedToCpu producer_cpu(cpus.first);
+    // The consumer works on its own copy of `receive` and of the counts: reading them through
+    // references into this (the producer's) stack frame would share lines with the producer's
+    // own variables on every message.
+    std::thread consumer([&warm, &warm_sum, &sum, receive, warmup, n, cpu = cpus.second]() mutable {
+        const PinnedToCpu consumer_cpu(cpu);
+        // Sums in registers, stored once at the end: a store per message into this (the
+        // producer's) stack frame would share a line with the producer's own variables.
+        std::uint64_t local = 0;
+        for (std::uint64_t i = 0; i < warmup; ++i) {
+            local += receive();
         }
+        warm_sum = local;
+        warm.store(true, std::memory_order_release);
+        local = 0;
         for (std::uint64_t i = 0; i < n; ++i) {
-            sum += receive();
+            local += receive();
         }
+        sum = local;
     });
+    for (std::uint64_t i = 0; i < warmup; ++i) {
+        send(i);
+    }
+    while (!warm.load(std::memory_order_acquire)) {
+        ferry::detail::cpu_relax();
+    }
     const auto start = clock::now();
-    go.store(true, std::memory_order_release);
     for (std::uint64_t i = 0; i < n; ++i) {
         send(i);
     }
     consumer.join();
     const auto stop = clock::now();
-    checksum_ok = checksum_ok && sum == n * (n - 1) / 2;
+    checksum_ok = checksum_ok && sum == n * (n - 1) / 2 &&
+                  warm_sum == (warmup == 0 ? 0 : warmup * (warmup - 1) / 2);
     return std::chrono::duration<double>(stop - start).count();
 }
 
 // Seconds for `n` round trips: this thread sends i and waits for the echo; a second thread echoes.
 template <typename Ping, typename Echo>
 double round_trip_seconds(std::uint64_t n, Ping ping, Echo echo) {
-    std::thread echoer([&] {
-        for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t warmup = n / 4;
+    const auto cpus = two_cpus();
+    const PinnedToCpu pinger_cpu(cpus.first);
+    std::thread echoer([echo, warmup, n, cpu = cpus.second]() mutable {
+        const PinnedToCpu echoer_cpu(cpu);
+        for (std::uint64_t i = 0; i < warmup + n; ++i) {
             echo();
         }
     });
+    for (std::uint64_t i = 0; i < warmup; ++i) {
+        ping(i);
+    }
     const auto start = clock::now();
     for (std::uint64_t i = 0; i < n; ++i) {
         ping(i);

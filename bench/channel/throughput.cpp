@@ -18,9 +18,11 @@ using ferry::bench::round_trip_seconds;
 using ferry::bench::spin_until;
 using ferry::bench::transfer_seconds;
 
-constexpr std::uint64_t k_nonblocking_messages = 50'000;
-constexpr std::uint64_t k_blocking_messages = 50'000;
-constexpr std::uint64_t k_round_trips = 2'000;
+constexpr std::uint64_t k_nonblocking_messages = 1'000'000;
+// The mutex queue moves about 80 000 messages/s at capacity 2: fewer there, so a run stays short.
+template <std::size_t C>
+constexpr std::uint64_t k_blocking_messages = C == 2 ? 100'000 : 1'000'000;
+constexpr std::uint64_t k_round_trips = 20'000;
 
 template <std::size_t C>
 using raw_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<C>>;
@@ -80,10 +82,10 @@ void blocking_ferry(benchmark::State& state) {
     for (auto _ : state) {
         ferry::Channel<std::uint64_t, C> ch;
         state.SetIterationTime(transfer_seconds(
-            k_blocking_messages, [&](std::uint64_t v) { (void)ch.send(std::move(v)); },
+            k_blocking_messages<C>, [&](std::uint64_t v) { (void)ch.send(std::move(v)); },
             [&] { return ch.receive().value_or(0); }, ok));
     }
-    finish(state, k_blocking_messages, ok);
+    finish(state, k_blocking_messages<C>, ok);
 }
 
 template <std::size_t C>
@@ -92,9 +94,9 @@ void blocking_mutex(benchmark::State& state) {
     for (auto _ : state) {
         LockedQueue<std::uint64_t> q(C);
         state.SetIterationTime(transfer_seconds(
-            k_blocking_messages, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok));
+            k_blocking_messages<C>, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok));
     }
-    finish(state, k_blocking_messages, ok);
+    finish(state, k_blocking_messages<C>, ok);
 }
 
 template <std::size_t C>
