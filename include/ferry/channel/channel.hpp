@@ -179,11 +179,9 @@ private:
         return capacity;
     }
 
-    // no_wait maps to time_point::min(): one attempt, answered with full / empty.
+    // The deadline of a timeout that may wait (no_wait never gets here: its callers pass
+    // may_wait = false). forever maps to time_point::max().
     static clock::time_point deadline_of(Timeout timeout) noexcept {
-        if (timeout.is_no_wait()) {
-            return clock::time_point::min();
-        }
         return timeout.is_forever() ? clock::time_point::max()
                                     : timeout.deadline_from(clock::now());
     }
