@@ -1,45 +1,60 @@
 // Threaded tests (suite 'concurrency', run under ThreadSanitizer in CI): run_flag wakes blocked
 // schedulers, producers race the scheduler with back-pressure and a racing stop, and the pool
 // executor produces the serial executor's bytes. Worker threads record; the main thread checks.
-#include <catch2/catch.hpp>
+#include "fixture.hpp"
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
 #include <thread>
 
-#include "fixture.hpp"
-
 using namespace afd_test;
 using ferry::Status;
-using namespace std::chrono_literals;
 
 namespace {
+// A wait policy that counts its pauses before delegating: a pause happens only after a poll found
+// nothing to do, so a count above zero proves the scheduler is waiting. The test acts then, never
+// after a guessed delay.
+template <WaitPolicy Inner>
+struct Observed {
+    std::atomic<std::uint64_t>* pauses = nullptr;
+    Inner inner{};
+    void pause() noexcept {
+        pauses->fetch_add(1, std::memory_order_release);
+        inner.pause();
+    }
+};
+
+void await_pauses(const std::atomic<std::uint64_t>& pauses) {
+    while (pauses.load(std::memory_order_acquire) == 0) {
+        std::this_thread::yield();
+    }
+}
+
 template <WaitPolicy Wait>
 ScheduleOutcome stopped_while_waiting(FfnFixture& fx, std::optional<std::int32_t> sgs) {
     ScheduleOutcome outcome;
-    std::atomic<bool> started{false};
+    std::atomic<std::uint64_t> pauses{0};
     std::thread waiter([&] {
-        started.store(true);
-        outcome = GroupSyncScheduler<Wait>{}.schedule_once(fx.context(), sgs, 0);
+        outcome = GroupSyncScheduler<Observed<Wait>>{Observed<Wait>{&pauses}}.schedule_once(
+            fx.context(), sgs, 0);
     });
-    while (!started.load()) {
-        std::this_thread::yield();
-    }
-    std::this_thread::sleep_for(2ms);
+    await_pauses(pauses);
     fx.view().set_run_flag(0);
     waiter.join();
     return outcome;
 }
 } // namespace
 
-TEMPLATE_TEST_CASE("run_flag 0 releases a waiting FFN scheduler", "[afd][concurrency]", Spin, SpinThenYield<>,
-                   SpinThenPark<>) {
+TEMPLATE_TEST_CASE("run_flag 0 releases a waiting FFN scheduler", "[afd][concurrency]", Spin,
+                   SpinThenYield<>, SpinThenPark<>) {
     FfnFixture fx(k_upstream, 55, false);
     fx.set_ready(0, 1);
     fx.set_ready(1, 1); // ready, but all-sync waits on polling_index 0 (§4.4)
     const auto descriptors = fx.token_info;
-    for (const std::optional<std::int32_t> sgs : {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1}}) {
+    for (const std::optional<std::int32_t> sgs :
+         {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1}}) {
         fx.view().set_run_flag(1);
         if (sgs) {
             fx.set_ready(0, 1, 0); // grouped: nothing may be ready, or it would be served
@@ -63,8 +78,12 @@ TEST_CASE("run_flag 0 releases a waiting attention scheduler", "[afd][concurrenc
     s.attention = {address_of(flags.data()), 16, address_of(data.data()), 16, 1, {}};
     ctx.view().store(s);
     ScheduleOutcome outcome;
-    std::thread waiter([&] { outcome = AttentionWorkerScheduler<>{}.schedule_once(ctx.bytes.data()); });
-    std::this_thread::sleep_for(2ms);
+    std::atomic<std::uint64_t> pauses{0};
+    using Wait = Observed<SpinThenPark<>>;
+    std::thread waiter([&] {
+        outcome = AttentionWorkerScheduler<Wait>{Wait{&pauses}}.schedule_once(ctx.bytes.data());
+    });
+    await_pauses(pauses);
     ctx.view().set_run_flag(0);
     waiter.join();
     CHECK(outcome.exit == ScheduleExit::stopped);
@@ -81,7 +100,8 @@ struct Traffic {
 };
 
 template <typename Scheduler>
-Traffic run_traffic(FfnFixture& fx, Scheduler& scheduler, std::int32_t sgs, std::uint32_t items, bool stop_early) {
+Traffic run_traffic(FfnFixture& fx, Scheduler& scheduler, std::int32_t sgs, std::uint32_t items,
+                    bool stop_early) {
     const Geometry g = fx.g;
     Traffic t;
     t.published.assign(g.session_num, 0);
@@ -94,7 +114,8 @@ Traffic run_traffic(FfnFixture& fx, Scheduler& scheduler, std::int32_t sgs, std:
         producers.emplace_back([&, s] {
             const std::vector<std::byte> payload(std::size_t{g.micro_batch_size} * 4);
             for (std::uint32_t seq = 0; seq < items; ++seq) {
-                const std::vector<std::int32_t> ids{static_cast<std::int32_t>(seq), static_cast<std::int32_t>(s)};
+                const std::vector<std::int32_t> ids{static_cast<std::int32_t>(seq),
+                                                    static_cast<std::int32_t>(s)};
                 const Status st = sender->send(s, seq % g.micro_batch_num, 1, ids, payload);
                 if (st == Status::stopped) {
                     return;
@@ -150,7 +171,8 @@ void require_accounted(FfnFixture& fx, const Traffic& t, bool complete) {
         CHECK(n == 1); // nothing duplicated
         REQUIRE(item.first >= 0);
         REQUIRE(static_cast<std::size_t>(item.first) < t.published.size());
-        CHECK(item.second < static_cast<std::int32_t>(t.published[static_cast<std::size_t>(item.first)]));
+        CHECK(item.second <
+              static_cast<std::int32_t>(t.published[static_cast<std::size_t>(item.first)]));
     }
     CHECK(t.consumed.size() + pending == published);
     if (complete) {
@@ -159,7 +181,8 @@ void require_accounted(FfnFixture& fx, const Traffic& t, bool complete) {
 }
 } // namespace
 
-TEST_CASE("producers and the scheduler: every item consumed exactly once", "[afd][concurrency][stress]") {
+TEST_CASE("producers and the scheduler: every item consumed exactly once",
+          "[afd][concurrency][stress]") {
     const std::uint32_t items = 200;
     SECTION("all-sync, lowest-ready, serial") {
         FfnFixture fx(Geometry{3, 3, 1, 2}, 1, false);
@@ -168,8 +191,8 @@ TEST_CASE("producers and the scheduler: every item consumed exactly once", "[afd
     }
     SECTION("grouped, round-robin, pool executor") {
         FfnFixture fx(Geometry{4, 3, 1, 2}, 1, false);
-        GroupSyncScheduler<SpinThenYield<>, RoundRobin, PoolExecutor> scheduler(SpinThenYield<>{}, RoundRobin{},
-                                                                                PoolExecutor(1));
+        GroupSyncScheduler<SpinThenYield<>, RoundRobin, PoolExecutor> scheduler(
+            SpinThenYield<>{}, RoundRobin{}, PoolExecutor(1));
         require_accounted(fx, run_traffic(fx, scheduler, 1, items, false), true);
     }
     SECTION("grouped with a stop racing the producers") {
@@ -192,7 +215,8 @@ TEST_CASE("the pool executor writes the serial executor's bytes", "[afd][concurr
     }
     serial.view().set_polling_index(1);
     pooled.view().set_polling_index(1);
-    GroupSyncScheduler<Spin, LowestReady, PoolExecutor> pool(Spin{}, LowestReady{}, PoolExecutor(3));
+    GroupSyncScheduler<Spin, LowestReady, PoolExecutor> pool(Spin{}, LowestReady{},
+                                                             PoolExecutor(3));
     REQUIRE(GroupSyncScheduler<>{}.schedule_once(serial.context(), std::nullopt).out_num == 16);
     REQUIRE(pool.schedule_once(pooled.context(), std::nullopt).out_num == 16);
     CHECK(pooled.layer_ids == serial.layer_ids);
