@@ -2,9 +2,11 @@
 //
 //  latency/*  ready -> return: a producer thread publishes the flags of the micro batch the
 //             scheduler waits on; the figure is the time from just before the publishing store to
-//             the scheduler's return, per wait policy, against a bare flag-polling loop. Two
-//             regimes: the flags arrive at once ("hot": the waiter is still spinning) or after
-//             1 ms (the waiter has reached its slowest stage).
+//             the scheduler's return, per wait policy, against a bare flag-polling loop. The
+//             producer publishes only once the waiter has announced that it is waiting (its
+//             first poll found nothing), so each figure is a wake-up, never a publish that beat
+//             the wait. Two regimes: the flags arrive at once ("hot": the waiter is still
+//             spinning) or after 1 ms (the waiter has reached its slowest stage).
 //  copy/*     output bandwidth of one all-sync call on A=64, M=3, BS=256, K=9 (589,824 bytes of
 //             expert ids per call, plus the descriptor reset) against memcpy of the same bytes, and
 //             against memcpy followed by the memset the reset needs (the contract's least work).
@@ -13,20 +15,19 @@
 // The summary at the end prints each median with its 10th-90th percentile spread and the ratio to
 // its baseline. Two threads at most (the machines have 2 cores).
 
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <atomic>
+#include <benchmark/benchmark.h>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <ferry/afd.hpp>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <ferry/afd.hpp>
 
 using namespace ferry::afd;
 using Clock = std::chrono::steady_clock;
@@ -38,7 +39,9 @@ std::map<std::string, std::vector<double>>& samples() {
     return s;
 }
 
-std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+std::uintptr_t addr(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p);
+}
 
 // An FFN context with every buffer, all descriptors initially not ready.
 struct Ffn {
@@ -49,10 +52,19 @@ struct Ffn {
     std::vector<std::int32_t> layer, session, micro_batch, experts;
 
     explicit Ffn(Geometry geometry)
-        : g(geometry), info(*ffn_token_info_size(g) / 4), layer(g.session_num), session(g.session_num),
-          micro_batch(g.session_num), experts(*expert_ids_buffer_size(g) / 4) {
+        : g(geometry), info(*ffn_token_info_size(g) / 4), layer(g.session_num),
+          session(g.session_num), micro_batch(g.session_num),
+          experts(*expert_ids_buffer_size(g) / 4) {
         ScheduleContext s{};
-        s.common = {g.session_num, g.micro_batch_num, g.micro_batch_size, g.selected_expert_num, 8, 512, 512, 0, {}};
+        s.common = {g.session_num,
+                    g.micro_batch_num,
+                    g.micro_batch_size,
+                    g.selected_expert_num,
+                    8,
+                    512,
+                    512,
+                    0,
+                    {}};
         s.control.run_flag = 1;
         s.ffn.token_info_buf = addr(info.data());
         s.ffn.token_info_buf_size = 4 * info.size();
@@ -77,19 +89,27 @@ struct Ffn {
     }
 };
 
-double since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
 
-// The producer side of one latency benchmark: waits for the consumer to announce round i, lets
-// `delay` pass, stamps the time and publishes.
+// The producer side of one latency benchmark: waits until the consumer is waiting for round i
+// (`waiting`), lets `delay` pass, stamps the time and publishes.
 struct Producer {
-    std::atomic<std::int64_t> round{-1};
+    std::atomic<std::int64_t> round{-1};   // the round the consumer is about to wait for
+    std::atomic<std::int64_t> waiting{-1}; // the round whose wait has polled once and found nothing
     std::atomic<std::int64_t> stamp_ns{0};
     std::atomic<bool> done{false};
+
+    // Called by the waiter after an unsuccessful poll: from here on it is provably waiting.
+    void announce_waiting() noexcept {
+        waiting.store(round.load(std::memory_order_relaxed), std::memory_order_release);
+    }
 
     template <typename Publish>
     void run(std::chrono::microseconds delay, Publish&& publish) {
         for (std::int64_t next = 0;; ++next) {
-            while (round.load(std::memory_order_acquire) < next) {
+            while (waiting.load(std::memory_order_acquire) < next) {
                 if (done.load(std::memory_order_acquire)) {
                     return;
                 }
@@ -107,11 +127,14 @@ struct Producer {
     }
 };
 
-// `wait_once()` blocks until round `i`'s data is there and consumes it.
-template <typename WaitOnce, typename Publish>
-void measure_latency(benchmark::State& state, const std::string& name, WaitOnce&& wait_once, Publish&& publish) {
+// `attach(producer)` connects the waiter's announcement to the producer; `wait_once(i)` blocks
+// until round `i`'s data is there and consumes it.
+template <typename Attach, typename WaitOnce, typename Publish>
+void measure_latency(benchmark::State& state, const std::string& name, Attach&& attach,
+                     WaitOnce&& wait_once, Publish&& publish) {
     const std::chrono::microseconds delay(state.range(0));
     Producer producer;
+    attach(producer);
     std::thread t([&] { producer.run(delay, publish); });
     auto& out = samples()["latency/" + name + (delay.count() == 0 ? "/hot" : "/after_1ms")];
     std::int64_t i = 0;
@@ -127,14 +150,31 @@ void measure_latency(benchmark::State& state, const std::string& name, WaitOnce&
     t.join();
 }
 
+// A wait policy that tells the producer, at its first pause of each wait, that the scheduler is
+// waiting; then behaves exactly as `Wait`. (Each wait copies the policy, so `announced` is per
+// wait.)
+template <WaitPolicy Wait>
+struct Announcing {
+    Producer* producer = nullptr;
+    bool announced = false;
+    Wait inner{};
+    void pause() noexcept {
+        if (!announced) {
+            announced = true;
+            producer->announce_waiting();
+        }
+        inner.pause();
+    }
+};
+
 template <WaitPolicy Wait>
 void BM_latency_scheduler(benchmark::State& state, const char* name) {
     Ffn ffn(Geometry{2, 2, 1, 1});
-    GroupSyncScheduler<Wait> scheduler;
+    std::optional<GroupSyncScheduler<Announcing<Wait>>> scheduler;
     measure_latency(
-        state, name,
+        state, name, [&](Producer& producer) { scheduler.emplace(Announcing<Wait>{&producer}); },
         [&](std::int64_t) {
-            if (scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 2) {
+            if (scheduler->schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 2) {
                 state.SkipWithError("scheduler returned no rows");
             }
         },
@@ -143,15 +183,21 @@ void BM_latency_scheduler(benchmark::State& state, const char* name) {
 
 void BM_latency_bare(benchmark::State& state) {
     alignas(64) std::int32_t flags[2] = {0, 0};
+    Producer* announce_to = nullptr;
     measure_latency(
-        state, "bare_poll",
+        state, "bare_poll", [&](Producer& producer) { announce_to = &producer; },
         [&](std::int64_t i) {
             std::atomic_ref<std::int32_t> f(flags[i % 2]);
-            while (f.load(std::memory_order_acquire) != 1) {
+            if (f.load(std::memory_order_acquire) != 1) {
+                announce_to->announce_waiting(); // as the schedulers' first pause does
+                while (f.load(std::memory_order_acquire) != 1) {
+                }
             }
             f.store(0, std::memory_order_relaxed);
         },
-        [&](std::int64_t i) { std::atomic_ref<std::int32_t>(flags[i % 2]).store(1, std::memory_order_release); });
+        [&](std::int64_t i) {
+            std::atomic_ref<std::int32_t>(flags[i % 2]).store(1, std::memory_order_release);
+        });
 }
 
 constexpr Geometry k_large{64, 3, 256, 9};
@@ -165,7 +211,8 @@ double gigabytes_per_second(std::size_t bytes, Clock::time_point t0) {
 template <Executor Exec>
 void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor) {
     Ffn ffn(k_large);
-    GroupSyncScheduler<Spin, LowestReady, Exec> scheduler(Spin{}, LowestReady{}, std::move(executor));
+    GroupSyncScheduler<Spin, LowestReady, Exec> scheduler(Spin{}, LowestReady{},
+                                                          std::move(executor));
     std::uint32_t mb = 0;
     const auto t0 = Clock::now();
     for (auto _ : state) {
@@ -199,8 +246,12 @@ void copy_baseline(benchmark::State& state, const char* name, bool reset) {
     samples()[name].push_back(gigabytes_per_second(bytes, t0));
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
 }
-void BM_copy_memcpy(benchmark::State& state) { copy_baseline(state, "copy/memcpy", false); }
-void BM_copy_memcpy_memset(benchmark::State& state) { copy_baseline(state, "copy/memcpy_then_memset", true); }
+void BM_copy_memcpy(benchmark::State& state) {
+    copy_baseline(state, "copy/memcpy", false);
+}
+void BM_copy_memcpy_memset(benchmark::State& state) {
+    copy_baseline(state, "copy/memcpy_then_memset", true);
+}
 
 double thread_cpu_seconds() {
     timespec ts{};
@@ -210,7 +261,8 @@ double thread_cpu_seconds() {
 
 // One waiter thread waits 100 ms for flags that never come; reports CPU seconds per wall second.
 template <typename Wait>
-void measure_cpu(benchmark::State& state, const std::string& name, Wait&& wait, std::atomic<bool>& stop) {
+void measure_cpu(benchmark::State& state, const std::string& name, Wait&& wait,
+                 std::atomic<bool>& stop) {
     auto& out = samples()["cpu/" + name];
     for (auto _ : state) {
         stop.store(false);
@@ -243,7 +295,8 @@ void BM_cpu_scheduler(benchmark::State& state, const char* name) {
                 }
                 ffn.ctx.view().set_run_flag(0); // the only way out of the wait, as in CANN
             });
-            benchmark::DoNotOptimize(GroupSyncScheduler<W>{}.schedule_once(ffn.ctx.bytes.data(), std::nullopt));
+            benchmark::DoNotOptimize(
+                GroupSyncScheduler<W>{}.schedule_once(ffn.ctx.bytes.data(), std::nullopt));
             watch.join();
         },
         stop);
@@ -265,13 +318,16 @@ struct Stats {
 };
 Stats stats(std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    const auto at = [&](double q) { return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]; };
+    const auto at = [&](double q) {
+        return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+    };
     return {at(0.5), at(0.1), at(0.9)};
 }
 
 void print_summary() {
     const auto& all = samples();
-    std::printf("\n%-34s %12s %12s %12s %9s  %s\n", "figure", "median", "p10", "p90", "ratio", "baseline");
+    std::printf("\n%-34s %12s %12s %12s %9s  %s\n", "figure", "median", "p10", "p90", "ratio",
+                "baseline");
     for (const auto& [name, values] : all) {
         if (values.empty()) {
             continue;
@@ -287,11 +343,13 @@ void print_summary() {
         }
         const Stats s = stats(values);
         const auto b = all.find(base);
-        const double ratio = b == all.end() || b->second.empty() ? 0 : s.median / stats(b->second).median;
-        std::printf("%-34s %12.3f %12.3f %12.3f %9.3f  %s\n", name.c_str(), s.median, s.p10, s.p90, ratio,
-                    base.c_str());
+        const double ratio =
+            b == all.end() || b->second.empty() ? 0 : s.median / stats(b->second).median;
+        std::printf("%-34s %12.3f %12.3f %12.3f %9.3f  %s\n", name.c_str(), s.median, s.p10, s.p90,
+                    ratio, base.c_str());
     }
-    std::printf("(latency in microseconds, copy in GB/s, cpu in cores; ratio = median / baseline median)\n");
+    std::printf("(latency in microseconds, copy in GB/s, cpu in cores; ratio = median / baseline "
+                "median)\n");
 }
 
 } // namespace
@@ -305,10 +363,10 @@ void register_all() {
         };
         latency(benchmark::RegisterBenchmark("latency/bare_poll", BM_latency_bare));
         latency(benchmark::RegisterBenchmark("latency/spin", BM_latency_scheduler<Spin>, "spin"));
-        latency(benchmark::RegisterBenchmark("latency/spin_then_yield", BM_latency_scheduler<SpinThenYield<>>,
-                                             "spin_then_yield"));
-        latency(benchmark::RegisterBenchmark("latency/spin_then_park", BM_latency_scheduler<SpinThenPark<>>,
-                                             "spin_then_park"));
+        latency(benchmark::RegisterBenchmark(
+            "latency/spin_then_yield", BM_latency_scheduler<SpinThenYield<>>, "spin_then_yield"));
+        latency(benchmark::RegisterBenchmark(
+            "latency/spin_then_park", BM_latency_scheduler<SpinThenPark<>>, "spin_then_park"));
     }
     const auto copy = [](benchmark::internal::Benchmark* b) { b->Repetitions(7)->MinTime(0.2); };
     copy(benchmark::RegisterBenchmark("copy/memcpy", BM_copy_memcpy));
@@ -321,8 +379,10 @@ void register_all() {
     const auto cpu = [](benchmark::internal::Benchmark* b) { b->Iterations(1)->Repetitions(5); };
     cpu(benchmark::RegisterBenchmark("cpu/bare_poll", BM_cpu_bare));
     cpu(benchmark::RegisterBenchmark("cpu/spin", BM_cpu_scheduler<Spin>, "spin"));
-    cpu(benchmark::RegisterBenchmark("cpu/spin_then_yield", BM_cpu_scheduler<SpinThenYield<>>, "spin_then_yield"));
-    cpu(benchmark::RegisterBenchmark("cpu/spin_then_park", BM_cpu_scheduler<SpinThenPark<>>, "spin_then_park"));
+    cpu(benchmark::RegisterBenchmark("cpu/spin_then_yield", BM_cpu_scheduler<SpinThenYield<>>,
+                                     "spin_then_yield"));
+    cpu(benchmark::RegisterBenchmark("cpu/spin_then_park", BM_cpu_scheduler<SpinThenPark<>>,
+                                     "spin_then_park"));
 }
 
 int main(int argc, char** argv) {
