@@ -132,7 +132,7 @@ struct AttentionSide {
         s.attention.token_info_buf_size = 4 * flags.size();
         s.attention.token_data_buf = addr(results.data());
         s.attention.token_data_buf_size = results.size();
-        s.attention.micro_batch_id = c.micro_batches - 1; // [PT]: the first wait is on mb 0
+        s.attention.micro_batch_id = c.micro_batches - 1; // as torch_npu: first wait on mb 0
         ctx.view().store(s);
     }
     [[nodiscard]] AttentionFlagTable table(const Config& c) {

@@ -1,5 +1,6 @@
-// AttentionWorkerScheduler: the upstream kernel unit tests (ffn_scheduler_facts.md §4.5) with the
-// full expected state, and every validation rule of §5.1.
+// AttentionWorkerScheduler: the upstream kernel unit tests
+// (docs/cann-contract/afd.md#attentionworkerscheduler-unit-tests) with the full expected state, and
+// every validation rule of docs/cann-contract/afd.md#attentionworkerscheduler.
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -1,7 +1,7 @@
 #pragma once
 // Test fixture: an FFN ScheduleContext with its buffers, laid out like CANN's kernel unit tests
-// (ffn_scheduler_facts.md §4.1 InitFfn): every descriptor flag 1, layer_id 55, expert ids
-// 0..BS·K-1; output buffers of exactly the required sizes.
+// (docs/cann-contract/afd.md#kernel-unit-tests, InitFfn): every descriptor flag 1, layer_id 55,
+// expert ids 0..BS·K-1; output buffers of exactly the required sizes.
 
 #include <cstddef>
 #include <cstdint>
@@ -81,7 +81,7 @@ struct FfnFixture {
     }
 };
 
-// A = M = BS = 2, K = 5: the upstream kernel unit-test configuration (§4.1).
+// A = M = BS = 2, K = 5: the upstream kernel unit-test configuration.
 inline constexpr Geometry k_upstream{2, 2, 2, 5};
 
 inline std::vector<std::int32_t> iota_ids(std::size_t rows, std::size_t per_row) {

@@ -1,5 +1,5 @@
 // GroupSyncScheduler: the upstream kernel unit tests with full expected buffers
-// (ffn_scheduler_facts.md §4.1, §4.3), modes, reset rules and selection policies.
+// (docs/cann-contract/afd.md#upstream-unit-tests), modes, reset rules and selection policies.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,7 +14,8 @@ using namespace afd_test;
 namespace {
 using Scheduler = GroupSyncScheduler<>;
 
-// A descriptor CANN has reset: ids all bytes 0x7F, flag 0, layer_id kept (§2.6).
+// A descriptor CANN has reset: ids all bytes 0x7F, flag 0, layer_id kept
+// (docs/cann-contract/afd.md#output-and-reset).
 void require_reset(const FfnDescriptor& d, std::int32_t layer) {
     CHECK(d.flag() == 0);
     CHECK(d.layer_id() == layer);
@@ -68,7 +69,7 @@ TEST_CASE("upstream INPUT_COMPUTE_SUCCESS: polling_index 0, sgs 1 (grouped)", "[
     require_untouched(fx.table().at(1, 1), 55);
 }
 
-TEST_CASE("golden device output (§4.3): polling_index 1 ignored in grouped mode", "[afd][upstream]") {
+TEST_CASE("golden device output: polling_index 1 ignored in grouped mode", "[afd][upstream]") {
     FfnFixture fx(k_upstream);
     fx.view().set_polling_index(1);
     REQUIRE(Scheduler{}.schedule_once(fx.context(), 1, 0).ok());

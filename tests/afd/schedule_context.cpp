@@ -38,7 +38,7 @@ constexpr bool little_endian_bytes() {
 static_assert(little_endian_bytes());
 } // namespace
 
-TEST_CASE("view reads what the struct wrote, at the reference offsets", "[afd][layout]") {
+TEST_CASE("view reads what the struct wrote, at the documented offsets", "[afd][layout]") {
     ScheduleContext ctx{};
     ctx.common.micro_batch_size = 256;
     ctx.attention.micro_batch_id = 3;

@@ -1,4 +1,5 @@
-// Size calculators: the reference's worked numbers, 64-bit products, overflow, window splits.
+// Size calculators: the worked numbers of docs/cann-contract/afd.md#size-formulas, 64-bit products,
+// overflow, window splits.
 #include <catch2/catch.hpp>
 
 #include <limits>
@@ -13,7 +14,7 @@ constexpr Geometry large{64, 3, 256, 9};
 constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
 } // namespace
 
-// ffn_scheduler_facts.md §4.1: per_desc 48, token_info 192, ids 8, expert ids 80.
+// The upstream unit-test configuration: per_desc 48, token_info 192, ids 8, expert ids 80.
 static_assert(ffn_desc_size(upstream) == 48);
 static_assert(ffn_token_info_size(upstream) == 192);
 static_assert(id_buffer_size(upstream) == 8);
@@ -45,7 +46,7 @@ TEST_CASE("align_up and window splits", "[afd][sizes]") {
     CHECK(align_up(512, 512) == 512);
     CHECK_FALSE(align_up(std::numeric_limits<std::uint64_t>::max(), 512).has_value());
     CHECK_FALSE(align_up(5, 0).has_value());
-    // [PT] CheckParams: the window must be larger than the aligned info size.
+    // torch_npu's CheckParams: the window must be larger than the aligned info size.
     CHECK_FALSE(ffn_window_split(upstream, 512).has_value());
     CHECK(ffn_window_split(upstream, 513) == WindowSplit{192, 512, 1});
     CHECK(attention_window_split(upstream, 4096) == WindowSplit{80, 512, 3584});

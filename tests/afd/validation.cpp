@@ -1,5 +1,6 @@
-// FFN scheduler validation: every rule of ffn_scheduler_facts.md §2.2 (and §4.4), in CANN's
-// order, each failing alone and each winning over every later rule; a failed call changes nothing.
+// FFN scheduler validation: every rule of docs/cann-contract/afd.md#validation-order (and
+// docs/cann-contract/afd.md#derived-cases), in CANN's order, each failing alone and each winning
+// over every later rule; a failed call changes nothing.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -32,7 +33,7 @@ constexpr std::uint32_t k_u32_max = std::numeric_limits<std::uint32_t>::max();
 const KernelStatus invalid = KernelStatus::param_invalid;
 const KernelStatus inner = KernelStatus::inner_error;
 
-// In CANN's order (§2.2). The fixture is k_upstream: A = M = BS = 2, K = 5.
+// In CANN's order. The fixture is k_upstream: A = M = BS = 2, K = 5.
 std::vector<Rule> rules_in_order() {
     namespace c = fields::common;
     namespace f = fields::ffn;
@@ -151,8 +152,9 @@ TEST_CASE("polling_index >= M is rejected in grouped mode too", "[afd][validatio
 }
 
 TEST_CASE("A*M wrapping in 32 bits: CANN would accept a tiny buffer, ferry refuses", "[afd][validation]") {
-    // A = M = 65536, BS = K = 1: per_desc = 12. CANN forms A*M in uint32 (§2.8) — it wraps to 0,
-    // so its required token_info size is 0 and a 12-byte buffer passes, then gets overrun.
+    // A = M = 65536, BS = K = 1: per_desc = 12. CANN forms A*M in uint32
+    // (docs/cann-contract/afd.md#known-quirks) — it wraps to 0, so its required token_info size is
+    // 0 and a 12-byte buffer passes, then gets overrun.
     const std::uint32_t a = 65536;
     const std::uint32_t m = 65536;
     const std::uint32_t cann_sessions_times_batches = a * m; // the kernel's uint32 product

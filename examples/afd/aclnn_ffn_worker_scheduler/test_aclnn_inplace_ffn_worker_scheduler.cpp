@@ -1,11 +1,11 @@
-// The seed 004 §6 example, written against ferry-acl exactly as a CANN user writes it: only
-// "acl/acl.h" and "aclnnop/aclnn_ffn_worker_scheduler.h", the caller's own copy of the 1024-byte
-// ScheduleContext layout, and the two-phase aclnn call on a stream. Configuration (§6.2):
+// The operator guide's FfnWorkerScheduler example, written against ferry-acl exactly as a CANN user
+// writes it: only "acl/acl.h" and "aclnnop/aclnn_ffn_worker_scheduler.h", the caller's own copy of
+// the 1024-byte ScheduleContext layout, and the two-phase aclnn call on a stream. Configuration:
 // session_num = micro_batch_num = micro_batch_size = 2, selected_expert_num = 5, every descriptor
 // ready with layer_id 55 and expert ids 0..9, polling_index 1, syncGroupSize 1 (two groups).
-// Expected (§6.4; the device log of ffn_scheduler_facts.md §4.3): layer_ids [55, 55],
-// session_ids [0, 1], micro_batch_ids [0, 0], expert_ids 0..9 twice; the consumed descriptors'
-// flags reset to 0. CI compares the output with expected_output.txt.
+// Expected (CANN's recorded device run, docs/cann-contract/afd.md#the-aclnn-example): layer_ids
+// [55, 55], session_ids [0, 1], micro_batch_ids [0, 0], expert_ids 0..9 twice; the consumed
+// descriptors' flags reset to 0. CI compares the output with expected_output.txt.
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
@@ -26,7 +26,8 @@
         printf(message, ##__VA_ARGS__);                                                            \
     } while (0)
 
-// ---- the ScheduleContext ABI (ffn_scheduler_facts.md §1): packed, members in this order ----
+// ---- the ScheduleContext ABI: packed, members in this order ----
+// (docs/cann-contract/afd.md#schedulecontext-layout)
 #pragma pack(push, 1)
 struct CommonArea {
     uint32_t session_num;

@@ -1,15 +1,17 @@
 #pragma once
 // ferry::afd::AttentionToFfn — host simulator of the AttentionToFFN operator for one FFN rank
-// (ffn_scheduler_facts.md §5.2), so the FFN scheduler runs on real traffic.
+// (docs/cann-contract/afd.md#attentiontoffn), so the FFN scheduler runs on real traffic.
 //
 // send(session, mb, layer, expert_ids, tokens) does what the operator does per micro batch:
 //  1. back-pressure: wait while descriptor (session, mb) still has flag 1 — the FFN scheduler has
 //     not consumed its previous use yet;
 //  2. write each token's payload into its slot token_data[s][mb][t][k] (attn_to_ffn_token_size
-//     bytes per slot, §1.7) for every non-masked expert slot;
+//     bytes per slot, docs/cann-contract/afd.md#buffer-conventions) for every non-masked expert
+//     slot;
 //  3. write the expert ids [BS][K] and layer_id into the descriptor, then publish flag = 1 with
 //     release semantics (CANN writes the {flag, layer_id} pair last, after SyncAll).
-// The operator has no run_flag exit in its back-pressure spin (§5.5); the simulator stops when the
+// The operator has no run_flag exit in its back-pressure spin
+// (docs/cann-contract/afd.md#attentiontoffn); the simulator stops when the
 // FFN context's run_flag is 0 (Status::stopped) or its Timeout expires (Status::timed_out).
 // With a single FFN rank the local expert id is the expert id.
 
@@ -28,7 +30,8 @@
 
 namespace ferry::afd {
 
-// FFNWorkerBatching masks expert ids at or above expertStart_ = 1,000,000 (§5.3), which covers
+// FFNWorkerBatching masks expert ids at or above expertStart_ = 1,000,000
+// (docs/cann-contract/afd.md#ffnworkerbatching), which covers
 // 0x7F7F7F7F and INT32_MAX; ferry also treats negative ids as masked.
 inline constexpr std::int32_t k_masked_expert_floor = 1'000'000;
 [[nodiscard]] constexpr bool is_masked_expert(std::int32_t id) noexcept {
@@ -44,7 +47,8 @@ public:
     [[nodiscard]] const Geometry& geometry() const noexcept { return geometry_; }
     [[nodiscard]] std::uint32_t token_size() const noexcept { return token_size_; }
 
-    // The payload slot of (session, mb, token, k): token_data[s][mb][t][k] (§1.7).
+    // The payload slot of (session, mb, token, k): token_data[s][mb][t][k] (see
+    // docs/cann-contract/afd.md#buffer-conventions).
     [[nodiscard]] std::span<std::byte> slot(std::uint32_t s, std::uint32_t mb, std::uint32_t t,
                                             std::uint32_t k) const noexcept {
         const Geometry& g = geometry_;
@@ -55,7 +59,8 @@ public:
 
     // expert_ids: BS·K ids ([t][k]); tokens: BS rows of token_size() bytes. `own_flags`, when
     // given, is the sender's attention flag table: masked slots get flag 1 there at once, since no
-    // FFN will answer them (AttentionToFFN SetFlagInAttn, §5.1).
+    // FFN will answer them (AttentionToFFN SetFlagInAttn,
+    // docs/cann-contract/afd.md#attentiontoffn).
     template <WaitPolicy Wait = SpinThenPark<>>
     [[nodiscard]] Status send(std::uint32_t session, std::uint32_t mb, std::int32_t layer,
                               std::span<const std::int32_t> expert_ids, std::span<const std::byte> tokens,

@@ -1,13 +1,14 @@
 #pragma once
 // ferry::afd::AttentionWorkerScheduler — the attention side's wait for FFN results
-// (aclnnInplaceAttentionWorkerScheduler, ffn_scheduler_facts.md §5.1).
+// (aclnnInplaceAttentionWorkerScheduler, docs/cann-contract/afd.md#attentionworkerscheduler).
 //
 // One call: validate (same tensor checks as the FFN kernel, then schedule_mode == 1, M, BS, K > 0,
 // both attention buffers non-null, token_info_buf_size >= 4·M·BS·K, micro_batch_id < M; overflow
 // is INNER_ERROR), then wait while run_flag != 0 until all BS·K flags of micro batch
 // t = (micro_batch_id + 1) % M are exactly 1; zero them and store micro_batch_id = t. session_num
-// is not checked (as in CANN). run_flag == 0 returns OK with nothing changed. [PT] starts
-// micro_batch_id at M - 1 so that the first call waits on micro batch 0.
+// is not checked (as in CANN). run_flag == 0 returns OK with nothing changed. torch_npu's
+// ScheduleContextHolder starts micro_batch_id at M - 1 so that the first call waits on micro
+// batch 0 (docs/cann-contract/afd.md#buffer-conventions).
 
 #include <cstdint>
 #include <utility>

@@ -1,7 +1,7 @@
 #pragma once
 // Executors: how a scheduler runs the per-session output copies of one call.
 //
-// ffn_scheduler_facts.md §2.6: CANN splits the sessions of a ready group over
+// docs/cann-contract/afd.md#output-and-reset: CANN splits the sessions of a ready group over
 // CpuKernelUtils::ParallelFor; each shard [begin, end) writes its own output rows, so the result
 // is the same whatever the split. SerialExecutor runs the one shard inline; PoolExecutor splits
 // the range over a small persistent thread pool plus the calling thread and waits for every shard.

@@ -1,12 +1,13 @@
 #pragma once
 // ferry::afd::FfnDataDesc and the two flag tables of the protocol.
 //
-// ffn_scheduler_facts.md §1.6: the FFN token_info buffer is a dense [session][micro_batch] array
-// of descriptors {int32 flag, int32 layer_id, int32 expert_ids[BS][K]}, 8 + 4·BS·K bytes each; the
-// attention token_info buffer is int32 flags [micro_batch][BS·K]. CANN reads the flags through
-// `volatile`; ferry uses std::atomic_ref: a producer writes the ids and layer_id, then stores
-// flag = 1 with release; a consumer loads the flag with acquire before it reads them (and the
-// reverse when the consumer hands the slot back with flag = 0).
+// docs/cann-contract/afd.md#descriptors: the FFN token_info buffer is a dense
+// [session][micro_batch] array of descriptors {int32 flag, int32 layer_id, int32
+// expert_ids[BS][K]}, 8 + 4·BS·K bytes each; the attention token_info buffer is int32 flags
+// [micro_batch][BS·K]. CANN reads the flags through `volatile`; ferry uses std::atomic_ref: a
+// producer writes the ids and layer_id, then stores flag = 1 with release; a consumer loads the
+// flag with acquire before it reads them (and the reverse when the consumer hands the slot back
+// with flag = 0).
 
 #include <atomic>
 #include <cstddef>
@@ -56,7 +57,7 @@ public:
     void set_flag(std::int32_t value, std::memory_order order = std::memory_order_release) const noexcept {
         detail::atomic_at<std::int32_t>(base_).store(value, order);
     }
-    [[nodiscard]] bool ready() const noexcept { return flag() == k_valid_flag; } // exactly 1 (§2.3)
+    [[nodiscard]] bool ready() const noexcept { return flag() == k_valid_flag; } // exactly 1
 
     [[nodiscard]] std::int32_t layer_id() const noexcept { return detail::load_i32(base_ + 4); }
     void set_layer_id(std::int32_t v) const noexcept { detail::store_i32(base_ + 4, v); }
@@ -65,7 +66,7 @@ public:
     [[nodiscard]] std::span<std::byte> expert_id_bytes() const noexcept {
         return {base_ + k_desc_expert_ids_offset, count_ * sizeof(std::int32_t)};
     }
-    // Element (token t, slot k) is index t·K + k (§1.6).
+    // Element (token t, slot k) is index t·K + k.
     [[nodiscard]] std::int32_t expert_id(std::size_t i) const noexcept {
         FERRY_EXPECTS(i < count_);
         return detail::load_i32(base_ + k_desc_expert_ids_offset + 4 * i);
@@ -96,14 +97,15 @@ public:
 
     [[nodiscard]] const Geometry& geometry() const noexcept { return geometry_; }
     [[nodiscard]] std::uint64_t descriptor_size() const noexcept { return desc_size_; }
-    // The descriptor of (s, mb) starts at base + (s·M + mb)·per_desc (§1.6).
+    // The descriptor of (s, mb) starts at base + (s·M + mb)·per_desc.
     [[nodiscard]] FfnDescriptor at(std::uint32_t session, std::uint32_t micro_batch) const noexcept {
         FERRY_EXPECTS(session < geometry_.session_num && micro_batch < geometry_.micro_batch_num);
         const std::uint64_t index =
             std::uint64_t{session} * geometry_.micro_batch_num + micro_batch;
         return {base_ + index * desc_size_, static_cast<std::size_t>(*tokens_times_experts(geometry_))};
     }
-    // [PT] InitFfnTokenInfoBuf: flag 0, layer_id 0, every expert id INT32_MAX.
+    // As torch_npu's ScheduleContextHolder initialises it: flag 0, layer_id 0, every expert id
+    // INT32_MAX.
     void initialize() const noexcept;
 
 private:
@@ -126,7 +128,8 @@ inline void FfnDescriptorTable::initialize() const noexcept {
 }
 
 // The attention token_info table: int32 flags [M][BS·K], set to 1 by FFNToAttention per
-// returned slot, waited on and zeroed by AttentionWorkerScheduler (§5.1, §5.4).
+// returned slot, waited on and zeroed by AttentionWorkerScheduler (see
+// docs/cann-contract/afd.md#ffntoattention).
 class AttentionFlagTable {
 public:
     AttentionFlagTable(std::byte* base, const Geometry& g) noexcept

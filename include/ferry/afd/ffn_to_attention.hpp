@@ -1,6 +1,7 @@
 #pragma once
-// ferry::afd::FfnToAttention — host simulator of FFNToAttention (ffn_scheduler_facts.md §5.4):
-// the FFN returns each processed token slot to the attention session it came from.
+// ferry::afd::FfnToAttention — host simulator of FFNToAttention
+// (docs/cann-contract/afd.md#ffntoattention): the FFN returns each processed token slot to the
+// attention session it came from.
 //
 // For each batch row i (session, mb, token, k) it writes result row i (ffn_to_attn_token_size
 // bytes) into that session's attention window at (mb·BS·K + token·K + k)·token_size of the data

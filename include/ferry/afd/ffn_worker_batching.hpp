@@ -1,6 +1,7 @@
 #pragma once
 // ferry::afd::FfnWorkerBatching — host simulator of FFNWorkerBatching in NORM mode
-// (need_schedule = 0, ffn_scheduler_facts.md §5.3): it consumes the FFN scheduler's outputs.
+// (need_schedule = 0, docs/cann-contract/afd.md#ffnworkerbatching): it consumes the FFN scheduler's
+// outputs.
 //
 // gather(ffn_context, expert_num, batch):
 //  - takes the out_num·BS·K expert ids of expert_ids_buf, drops masked ones (>= 1,000,000: the

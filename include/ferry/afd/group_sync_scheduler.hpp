@@ -1,18 +1,22 @@
 #pragma once
 // ferry::afd::GroupSyncScheduler — the FFN worker scheduler (aclnnInplaceFfnWorkerScheduler).
 //
-// One call = one run of CANN's FfnWorkerScheduler AICPU kernel (ffn_scheduler_facts.md §2):
-// validate the context in CANN's order (detail/ffn_plan.hpp), set out_num = 0, then
-//  - group_num == 1 (all-sync, §2.4): wait until every session's descriptor for micro batch
-//    polling_index has flag 1, emit it, advance polling_index = (polling_index + 1) % M;
-//  - group_num > 1 (grouped, §2.5): wait until some group has a ready micro batch, then for each
-//    group in ascending order emit the micro batch its SelectionPolicy picks (CANN: the lowest).
-// Emitting a session row (§2.6) writes layer_id, session id, micro batch id and BS·K expert ids
-// at row out_num, resets the descriptor's ids to 0x7F7F7F7F and its flag to 0 (layer_id kept),
-// and adds the rows to out_num. run_flag == 0, at entry or while waiting, returns OK with
-// out_num 0. With the default policies the observable results are CANN's exactly; the policies
-// change only how the wait spends CPU (WaitPolicy), which micro batch a group takes
-// (SelectionPolicy), who runs the copies (Executor) and how addresses are trusted (MemoryResolver).
+// One call = one run of CANN's FfnWorkerScheduler AICPU kernel
+// (docs/cann-contract/afd.md#ffnworkerscheduler-kernel): validate the context in CANN's order
+// (detail/ffn_plan.hpp), set out_num = 0, then
+//  - group_num == 1 (all-sync, docs/cann-contract/afd.md#all-sync-mode): wait until every session's
+//    descriptor for micro batch polling_index has flag 1, emit it, advance polling_index =
+//    (polling_index + 1) % M;
+//  - group_num > 1 (grouped, docs/cann-contract/afd.md#grouped-mode): wait until some group has a
+//    ready micro batch, then for each group in ascending order emit the micro batch its
+//    SelectionPolicy picks (CANN: the lowest).
+// Emitting a session row (docs/cann-contract/afd.md#output-and-reset) writes layer_id, session id,
+// micro batch id and BS·K expert ids at row out_num, resets the descriptor's ids to 0x7F7F7F7F and
+// its flag to 0 (layer_id kept), and adds the rows to out_num. run_flag == 0, at entry or while
+// waiting, returns OK with out_num 0. With the default policies the observable results are CANN's
+// exactly; the policies change only how the wait spends CPU (WaitPolicy), which micro batch a group
+// takes (SelectionPolicy), who runs the copies (Executor) and how addresses are trusted
+// (MemoryResolver).
 
 #include <cstdint>
 #include <cstring>
@@ -52,7 +56,7 @@ public:
         const ScheduleOutcome checked =
             detail::validate_ffn(tensor, sync_group_size, execute_mode, resolver_, plan);
         if (!checked.ok()) {
-            return checked; // nothing modified, out_num kept (§4.4)
+            return checked; // nothing modified, out_num kept
         }
         const ScheduleContextView view(tensor.data);
         view.set(fields::ffn::out_num, 0);
@@ -72,7 +76,8 @@ public:
     [[nodiscard]] Resolver& resolver() noexcept { return resolver_; }
 
 private:
-    // §2.3: every session in [first, first + count) has flag exactly 1 for micro batch mb.
+    // docs/cann-contract/afd.md#readiness: every session in [first, first + count) has flag exactly
+    // 1 for micro batch mb.
     static bool sessions_ready(const FfnDescriptorTable& table, std::uint32_t mb, std::uint32_t first,
                                std::uint32_t count) noexcept {
         for (std::uint32_t s = first; s < first + count; ++s) {
@@ -124,7 +129,7 @@ private:
         return exit;
     }
 
-    // ToOutput + CopyAndResetSessions (§2.6): rows start at the current out_num.
+    // ToOutput + CopyAndResetSessions: rows start at the current out_num.
     void emit(ScheduleContextView view, const detail::FfnPlan& plan, const FfnDescriptorTable& table,
               std::uint32_t mb, std::uint32_t first, std::uint32_t count) {
         const std::uint32_t start_out = view.get(fields::ffn::out_num);

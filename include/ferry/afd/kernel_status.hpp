@@ -2,7 +2,7 @@
 // ferry::afd::KernelStatus — the result codes of CANN's AICPU kernels (FfnWorkerScheduler,
 // AttentionWorkerScheduler), a separate domain from aclError.
 //
-// ffn_scheduler_facts.md §2.1: the kernels return AICPU KernelStatus values,
+// docs/cann-contract/afd.md#kernelstatus: the kernels return AICPU KernelStatus values,
 // KERNEL_STATUS_OK = 0, KERNEL_STATUS_PARAM_INVALID = 1, KERNEL_STATUS_INNER_ERROR = 2.
 // Only where a ferry::Status is needed (the runtime, the C shim) are they mapped with to_status.
 

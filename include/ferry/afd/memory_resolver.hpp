@@ -2,10 +2,11 @@
 // Memory resolvers: how a scheduler turns the uint64 addresses in a ScheduleContext into memory.
 //
 // On a device the context holds device addresses and the kernel dereferences them blindly
-// (ffn_scheduler_facts.md §2.2: only non-null and the size *fields* are checked). TrustingResolver
-// does the same with host addresses. RegistryResolver (registry_resolver.hpp) instead demands
-// that each buffer lie inside one live runtime allocation, so a bad pointer is a clear
-// PARAM_INVALID instead of a crash (00-overview.md, "Decisions").
+// (docs/cann-contract/afd.md#validation-order: only non-null and the size *fields* are checked).
+// TrustingResolver does the same with host addresses. RegistryResolver (registry_resolver.hpp)
+// instead demands that each buffer lie inside one live runtime allocation, so a bad pointer is a
+// clear PARAM_INVALID instead of a crash (docs/cann-contract/README.md#precedence, rule 4; the
+// policy is described in docs/cann-contract/afd.md#policies-ferry-adds).
 
 #include <concepts>
 #include <cstddef>

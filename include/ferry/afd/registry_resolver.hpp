@@ -2,10 +2,10 @@
 // ferry::afd::RegistryResolver — trust a ScheduleContext's addresses only as far as the runtime's
 // allocation registry vouches for them.
 //
-// schedule-context.md §2: "every buffer named by the context must lie inside one live runtime
-// allocation of at least the required size, else PARAM_INVALID with a message". The required
-// size is what the operator will touch (BufferRequest::bytes: e.g. A·M·(8+4·BS·K) for the FFN
-// descriptor table), so a size field that claims more than was allocated cannot lead the
+// docs/cann-contract/afd.md#policies-ferry-adds: every buffer named by the context must lie inside
+// one live runtime allocation of at least the required size, else PARAM_INVALID with a message. The
+// required size is what the operator will touch (BufferRequest::bytes: e.g. A·M·(8+4·BS·K) for the
+// FFN descriptor table), so a size field that claims more than was allocated cannot lead the
 // scheduler past the allocation's end. The C API (aclnnInplaceFfnWorkerScheduler) uses this.
 
 #include <cstddef>

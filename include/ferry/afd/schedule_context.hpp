@@ -1,11 +1,12 @@
 #pragma once
 // ferry::afd::ScheduleContext — the 1024-byte Attention/FFN schedule protocol, byte for byte.
 //
-// ffn_scheduler_facts.md §1: the whole header is #pragma pack(1); the areas are laid out in
-// *member* order common @0, control @128, attention @256, ffn @384, reserve6 @640 (the sub-struct
-// types are declared in another order upstream; only member order matters). Every offset below is
-// checked by a static_assert against the reference table, so a change of layout cannot compile.
-// Integers are little-endian on the target (§1); ferry's hosts are little-endian too (asserted).
+// docs/cann-contract/afd.md#schedulecontext-layout: the whole header is #pragma pack(1); the areas
+// are laid out in *member* order common @0, control @128, attention @256, ffn @384, reserve6 @640
+// (the sub-struct types are declared in another order upstream; only member order matters). Every
+// offset below is checked by a static_assert against that table, so a change of layout cannot
+// compile. Integers are little-endian on the target; ferry's hosts are little-endian too
+// (asserted).
 
 #include <array>
 #include <bit>
@@ -16,7 +17,7 @@
 namespace ferry::afd {
 
 static_assert(std::endian::native == std::endian::little,
-              "the ScheduleContext ABI is little-endian (ffn_scheduler_facts.md §1)");
+              "the ScheduleContext ABI is little-endian");
 
 inline constexpr std::size_t k_context_size = 1024;
 inline constexpr std::int32_t k_valid_flag = 1;         // kValidFlag
@@ -24,8 +25,8 @@ inline constexpr std::int32_t k_invalid_flag = 0;       // kInvalidFlag
 inline constexpr std::int32_t k_execute_mode_once = 0;  // kExecuteModeOnce
 inline constexpr std::int32_t k_execute_mode_loop = 1;  // kExecuteModeLoop (never implemented)
 inline constexpr std::int32_t k_schedule_mode_ffn = 0;  // kScheduleModeFfn
-inline constexpr std::int32_t k_schedule_mode_attention = 1; // a literal 1 upstream (§1)
-inline constexpr std::int32_t k_reset_expert_id = 0x7F7F7F7F; // memset(ids, 0x7F) (§2.6)
+inline constexpr std::int32_t k_schedule_mode_attention = 1; // a literal 1 upstream
+inline constexpr std::int32_t k_reset_expert_id = 0x7F7F7F7F; // memset(ids, 0x7F)
 inline constexpr std::uint64_t k_buffer_align = 512;    // window and output buffer alignment
 
 #pragma pack(push, 1)
@@ -225,7 +226,7 @@ constexpr bool layout_is_contiguous() noexcept {
     return next == k_context_size;
 }
 
-// --- ffn_scheduler_facts.md §1.1–1.5, one assertion per row of the reference tables ---
+// --- docs/cann-contract/afd.md#schedulecontext-layout, one assertion per row of its tables ---
 static_assert(sizeof(CommonArea) == 128 && sizeof(ControlArea) == 128);
 static_assert(sizeof(AttentionArea) == 128 && sizeof(FfnArea) == 256);
 static_assert(sizeof(ScheduleContext) == k_context_size);

@@ -1,9 +1,9 @@
 #pragma once
 // ferry::afd::ScheduleContextView — typed, constexpr access to a 1024-byte context image.
 //
-// schedule-context.md §1: the view works on bytes received from elsewhere (a device buffer, a
-// file, a fuzzer) without type-punning through a misaligned pointer: plain fields are assembled
-// byte by byte (little-endian, ffn_scheduler_facts.md §1), which is constexpr and compiles to one
+// docs/cann-contract/afd.md#shared-fields-and-memory-order: the view works on bytes received from
+// elsewhere (a device buffer, a file, a fuzzer) without type-punning through a misaligned pointer:
+// plain fields are assembled byte by byte (little-endian), which is constexpr and compiles to one
 // load. The three fields other threads or processes write while a scheduler runs — run_flag and
 // polling_index here, the descriptor flags in ffn_data_desc.hpp — are read and written through
 // std::atomic_ref with acquire/release ordering instead, which needs the image 8-byte aligned.
@@ -115,7 +115,8 @@ public:
     [[nodiscard]] std::int32_t run_flag(std::memory_order order = std::memory_order_acquire) const noexcept {
         return detail::atomic_at<std::int32_t>(bytes_ + fields::control::run_flag.offset).load(order);
     }
-    // [PT] StopSchedule(): the host writes 0 into run_flag alone (offset 128) to stop schedulers.
+    // torch_npu's StopSchedule(): the host writes 0 into run_flag alone (offset 128) to stop
+    // schedulers.
     void set_run_flag(std::int32_t value, std::memory_order order = std::memory_order_release) const noexcept
         requires is_mutable
     {

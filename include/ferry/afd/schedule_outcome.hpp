@@ -2,8 +2,8 @@
 // ferry::afd::ContextTensor and ScheduleOutcome — what a scheduler call takes and returns.
 //
 // The kernels receive the context as a tensor and check it before anything else
-// (ffn_scheduler_facts.md §2.2 steps 1–3: present, rank 1, at least 1024 bytes; no check that
-// the shape is exactly 1024). ContextTensor carries exactly what those checks read.
+// (docs/cann-contract/afd.md#validation-order steps 1–3: present, rank 1, at least 1024 bytes; no
+// check that the shape is exactly 1024). ContextTensor carries exactly what those checks read.
 
 #include <cstddef>
 #include <cstdint>

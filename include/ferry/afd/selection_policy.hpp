@@ -1,11 +1,11 @@
 #pragma once
 // Selection policies: which ready micro batch a group emits in grouped mode.
 //
-// ffn_scheduler_facts.md §2.5: CANN scans mb = 0..M-1 and takes the lowest-numbered ready micro
-// batch of each group, so a group whose micro batch 0 is always ready again can starve its others
-// (an observation, not documented behaviour). LowestReady reproduces that and is the default;
-// RoundRobin starts each group's scan just after the micro batch it emitted last, so every ready
-// micro batch is served within M calls that serve the group.
+// docs/cann-contract/afd.md#grouped-mode: CANN scans mb = 0..M-1 and takes the lowest-numbered
+// ready micro batch of each group, so a group whose micro batch 0 is always ready again can starve
+// its others (an observation, not documented behaviour). LowestReady reproduces that and is the
+// default; RoundRobin starts each group's scan just after the micro batch it emitted last, so every
+// ready micro batch is served within M calls that serve the group.
 
 #include <concepts>
 #include <cstdint>

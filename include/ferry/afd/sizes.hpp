@@ -1,9 +1,10 @@
 #pragma once
 // ferry::afd size calculators: every buffer size the protocol implies, in 64 bits, checked.
 //
-// ffn_scheduler_facts.md §1.6–1.7 and §2.2 step 5–6. CANN multiplies session_num·micro_batch_num
-// in uint32 before its overflow check (§2.8), so a large A·M wraps and a too-small buffer passes;
-// ferry forms every product in uint64 and returns std::nullopt when one overflows.
+// docs/cann-contract/afd.md#size-formulas. CANN multiplies session_num·micro_batch_num
+// in uint32 before its overflow check (docs/cann-contract/afd.md#known-quirks), so a large A·M
+// wraps and a too-small buffer passes; ferry forms every product in uint64 and returns std::nullopt
+// when one overflows.
 
 #include <cstdint>
 #include <optional>
@@ -48,38 +49,39 @@ using Size = std::optional<std::uint64_t>;
 [[nodiscard]] constexpr Size tokens_times_experts(const Geometry& g) noexcept {
     return checked_mul(g.micro_batch_size, g.selected_expert_num);
 }
-// One FfnDataDesc: 8-byte header {flag, layer_id} + 4·BS·K bytes of expert ids (§1.6).
+// One FfnDataDesc: 8-byte header {flag, layer_id} + 4·BS·K bytes of expert ids.
 [[nodiscard]] constexpr Size ffn_desc_size(const Geometry& g) noexcept {
     return checked_add(8, checked_mul(4, tokens_times_experts(g)));
 }
-// The FFN token_info buffer: A·M descriptors (§1.6, §2.2 step 5).
+// The FFN token_info buffer: A·M descriptors.
 [[nodiscard]] constexpr Size ffn_token_info_size(const Geometry& g) noexcept {
     return checked_mul(checked_mul(g.session_num, g.micro_batch_num), ffn_desc_size(g));
 }
-// layer_ids, session_ids, micro_batch_ids outputs: int32[A] each (§2.2 step 6).
+// layer_ids, session_ids, micro_batch_ids outputs: int32[A] each.
 [[nodiscard]] constexpr Size id_buffer_size(const Geometry& g) noexcept {
     return checked_mul(4, g.session_num);
 }
-// expert_ids output: int32[A][BS][K] (§2.2 step 6).
+// expert_ids output: int32[A][BS][K].
 [[nodiscard]] constexpr Size expert_ids_buffer_size(const Geometry& g) noexcept {
     return checked_mul(checked_mul(4, g.session_num), tokens_times_experts(g));
 }
-// The attention flag table: int32[M][BS·K], no session dimension (§1.6).
+// The attention flag table: int32[M][BS·K], no session dimension.
 [[nodiscard]] constexpr Size attention_token_info_size(const Geometry& g) noexcept {
     return checked_mul(checked_mul(4, g.micro_batch_num), tokens_times_experts(g));
 }
-// FFN token data: bytes [A][M][BS][K][token_size] (§1.7).
+// FFN token data: bytes [A][M][BS][K][token_size].
 [[nodiscard]] constexpr Size ffn_token_data_size(const Geometry& g, std::uint64_t token_size) noexcept {
     return checked_mul(checked_mul(checked_mul(g.session_num, g.micro_batch_num), tokens_times_experts(g)),
                        token_size);
 }
-// Attention token data: bytes [M][BS][K][token_size] (§5.4).
+// Attention token data: bytes [M][BS][K][token_size].
 [[nodiscard]] constexpr Size attention_token_data_size(const Geometry& g, std::uint64_t token_size) noexcept {
     return checked_mul(checked_mul(g.micro_batch_num, tokens_times_experts(g)), token_size);
 }
 
-// How a window is split into [token_info | pad to 512 | token_data] (§1.7, [PT] and
-// AttentionToFFN agree). info_size is the unaligned size [PT] stores in token_info_buf_size.
+// How a window is split into [token_info | pad to 512 | token_data] (torch_npu's
+// ScheduleContextHolder and AttentionToFFN agree, docs/cann-contract/afd.md#buffer-conventions).
+// info_size is the unaligned size the holder stores in token_info_buf_size.
 struct WindowSplit {
     std::uint64_t info_size = 0;
     std::uint64_t data_offset = 0; // AlignUp(info_size, 512)
@@ -87,8 +89,8 @@ struct WindowSplit {
     friend constexpr bool operator==(const WindowSplit&, const WindowSplit&) noexcept = default;
 };
 
-// nullopt when a product overflows or the window has no room for data ([PT] CheckParams: the
-// window must be larger than the aligned info size).
+// nullopt when a product overflows or the window has no room for data (the holder's CheckParams:
+// the window must be larger than the aligned info size).
 [[nodiscard]] constexpr std::optional<WindowSplit> split_window(Size info_size,
                                                                 std::uint64_t window_size) noexcept {
     const Size offset = align_up(info_size, 512);

@@ -2,9 +2,10 @@
 // Wait policies: what a scheduler does between two polls of flags nobody signals.
 //
 // The protocol has no notification: producers (AttentionToFFN on another device) only store
-// flags, so every waiter polls (ffn_scheduler_facts.md §2.4–2.5, §5.1). CANN's all-sync loop is a
-// pure busy-spin and its grouped loop calls sched_yield; both burn a core for as long as the wait
-// lasts. ferry makes the pause a policy (schedule-context.md §2):
+// flags, so every waiter polls (docs/cann-contract/afd.md#all-sync-mode, #grouped-mode). CANN's
+// all-sync loop is a pure busy-spin and its grouped loop calls sched_yield; both burn a core for as
+// long as the wait lasts. ferry makes the pause a policy
+// (docs/cann-contract/afd.md#policies-ferry-adds):
 //   Spin          — CANN's all-sync behaviour: a CPU pause hint and poll again.
 //   SpinThenYield — spin a while, then sched_yield between polls (CANN's grouped mode yields at once).
 //   SpinThenPark  — spin, yield, then sleep between polls with a capped exponential backoff; the

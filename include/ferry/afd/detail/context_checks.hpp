@@ -6,8 +6,9 @@
 
 namespace ferry::afd::detail {
 
-// ffn_scheduler_facts.md §2.2 steps 1–3, shared by both kernels. ferry adds the alignment the
-// atomic run_flag / polling_index accesses need (CANN's device buffers are always aligned).
+// docs/cann-contract/afd.md#validation-order steps 1–3, shared by both kernels. ferry adds the
+// alignment the atomic run_flag / polling_index accesses need (CANN's device buffers are always
+// aligned).
 inline ScheduleOutcome check_context_tensor(const ContextTensor& t) noexcept {
     if (t.data == nullptr) {
         return ScheduleOutcome::reject(KernelStatus::param_invalid, "context", "is null");

@@ -1,9 +1,10 @@
 #pragma once
 // Validation of an FFN ScheduleContext, in CANN's order with CANN's codes
-// (ffn_scheduler_facts.md §2.2), producing the plan the scheduler runs.
+// (docs/cann-contract/afd.md#validation-order), producing the plan the scheduler runs.
 //
 // Differences from the kernel, each documented in docs/afd.md:
-// - products are formed in 64 bits (§2.8: CANN wraps A·M in uint32), and the expert-id overflow
+// - products are formed in 64 bits (CANN wraps A·M in uint32,
+//   docs/cann-contract/afd.md#known-quirks), and the expert-id overflow
 //   check uses BS as the size formula does (CANN's uses M);
 // - the context and the descriptor table must be aligned for atomic access;
 // - after CANN's checks, a MemoryResolver maps every buffer (the registry resolver refuses one
@@ -119,7 +120,8 @@ inline ScheduleOutcome check_ffn_outputs(ConstScheduleContextView v, const FfnPl
 }
 
 // Steps 7–8: the attributes. An absent sync_group_size means session_num (one group), as in the
-// kernel; the op-def default of 1 is the framework's (§2.8).
+// kernel; the op-def default of 1 is the framework's
+// (docs/cann-contract/afd.md#known-quirks).
 inline ScheduleOutcome check_ffn_attributes(std::optional<std::int32_t> sync_group_size,
                                             std::optional<std::int32_t> execute_mode,
                                             FfnPlan& plan) noexcept {

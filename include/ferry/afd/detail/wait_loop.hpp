@@ -1,7 +1,8 @@
 #pragma once
 // The poll loop both schedulers share: check run_flag, then readiness, then the deadline, then
-// pause. Order as in CANN's loops (ffn_scheduler_facts.md §2.4, §2.5, §5.1): `while (run_flag)
-// { if (ready) break; pause; }`, so run_flag == 0 wins over a ready micro batch.
+// pause. Order as in CANN's loops (docs/cann-contract/afd.md#all-sync-mode, #grouped-mode and
+// #attentionworkerscheduler): `while (run_flag) { if (ready) break; pause; }`, so run_flag == 0
+// wins over a ready micro batch.
 
 #include <concepts>
 
