@@ -1,5 +1,6 @@
-// Seed 003, pattern 1 — fixed-length data: host and kernel share one struct definition, and the
-// kernel recovers the length as sizeof(struct), checking the struct's own totalLength first.
+// CANN's way 1 (docs/cann-contract/kernel-args.md#block-length-on-the-kernel-side) — fixed-length
+// data: host and kernel share one struct definition, and the kernel recovers the length as
+// sizeof(struct), checking the struct's own totalLength first.
 //
 // The kernel multiplies 8 inputs by tileNum. A tiling whose totalLength is wrong is rejected by
 // the kernel, which then writes nothing: the example runs both cases and checks both outcomes.
@@ -14,7 +15,7 @@
 
 namespace {
 
-struct MyTiling {         // shared by host and kernel (seed 003: same header, same options)
+struct MyTiling {         // shared by host and kernel: same header, same options
     uint32_t totalLength; // the data's total length, checked by the kernel
     uint32_t tileNum;
 };
@@ -28,7 +29,7 @@ void my_kernel(const ferry::KernelContext& ctx) {
     const MyTiling& tiling = ferry::block_at(ctx, 1).as<MyTiling>(); // slot 2: the device address
     if (tiling.totalLength != static_cast<uint32_t>(sizeof(MyTiling))) {
         g_rejected.fetch_add(1);
-        return; // seed 003: check the length before reading anything else
+        return; // check the length before reading anything else
     }
     auto* y = ctx.pointer<float>(2);
     for (std::size_t i = 0; i < k_n; ++i) {
@@ -36,7 +37,7 @@ void my_kernel(const ferry::KernelContext& ctx) {
     }
 }
 
-// The host side, as in the seed's call example.
+// The host side, as in CANN's call example.
 ge::graphStatus add_my_launch(ferry::LaunchPlan& plan, const float* input, float* output,
                               MyTiling tiling) {
     gert::AnnotatedKernelArgs args;

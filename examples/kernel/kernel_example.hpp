@@ -1,6 +1,7 @@
-// Shared scaffolding of the three CustomDataBlock examples (seed 003's call examples): boot the
-// emulated runtime, register a host kernel under a name, build the plan, load it (blocks are
-// uploaded here, once), execute it and read the output back.
+// Shared scaffolding of the three CustomDataBlock examples (CANN's call examples,
+// docs/cann-contract/kernel-args.md#block-length-on-the-kernel-side): boot the emulated runtime,
+// register a host kernel under a name, build the plan, load it (blocks are uploaded here, once),
+// execute it and read the output back.
 #pragma once
 
 #include <array>

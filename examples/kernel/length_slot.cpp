@@ -1,6 +1,6 @@
-// Seed 003, pattern 3 — a length slot: the data carries no length of its own, so the host
-// appends AppendArg(uint64_t{size}) right after the block and the kernel receives the length as
-// one more argument (one more 8-byte slot).
+// CANN's way 3 (docs/cann-contract/kernel-args.md#block-length-on-the-kernel-side) — a length slot:
+// the data carries no length of its own, so the host appends AppendArg(uint64_t{size}) right after
+// the block and the kernel receives the length as one more argument (one more 8-byte slot).
 //
 // The kernel computes y = x * tileNum + blockNum. A launch whose length slot does not match
 // sizeof(MyParams) is rejected by the kernel, which then writes nothing.
@@ -39,7 +39,7 @@ void my_kernel(const ferry::KernelContext& ctx) {
     }
 }
 
-// The host side, as in the seed's call example; `length` is what goes into the length slot.
+// The host side, as in CANN's call example; `length` is what goes into the length slot.
 bool add_my_launch(ferry::LaunchPlan& plan, const uint32_t* input, uint32_t* output,
                    uint64_t length) {
     MyParams params{8U, 3U};

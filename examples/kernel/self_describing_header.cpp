@@ -1,6 +1,6 @@
-// Seed 003, pattern 2 (recommended for variable-length data) — a self-describing header: the
-// block starts with a magic and an entry count, the kernel checks both before it reads the
-// variable part.
+// CANN's way 2 (docs/cann-contract/kernel-args.md#block-length-on-the-kernel-side; recommended for
+// variable-length data) — a self-describing header: the block starts with a magic and an entry
+// count, the kernel checks both before it reads the variable part.
 //
 // The kernel adds table[i % tableLen] to each of 8 inputs. Blocks with a wrong magic or with more
 // entries than kMaxTableLen are rejected by the kernel, which then writes nothing.
@@ -43,7 +43,7 @@ void my_kernel(const ferry::KernelContext& ctx) {
     }
 }
 
-// The host side, as in the seed's call example (plus the output address).
+// The host side, as in CANN's call example (plus the output address).
 std::vector<uint8_t> make_blob(uint32_t magic, const std::vector<int32_t>& table) {
     std::vector<uint8_t> blob(sizeof(MyTableHeader) + table.size() * sizeof(int32_t), 0U);
     auto* const header = reinterpret_cast<MyTableHeader*>(blob.data());

@@ -1,6 +1,6 @@
 #pragma once
 // ferry/kernel: kernel args (8-byte slots, CustomDataBlock), launch plans, load and execute
-// (spec/kernel-args.md, seed 003, docs/kernel-args.md).
+// (docs/cann-contract/kernel-args.md#what-ferry-implements, docs/kernel-args.md).
 
 #include <ferry/kernel/arg_desc.hpp>
 #include <ferry/kernel/args_status.hpp>

@@ -1,6 +1,7 @@
 // The compat header <exe_graph/runtime/annotated_args_context.h>: CANN's spellings map onto
-// ferry/kernel, and the seed's three call examples work as written, with kernels that read their
-// block through the raw slot address exactly as the seed's device code does.
+// ferry/kernel, and CANN's three call examples
+// (docs/cann-contract/kernel-args.md#block-length-on-the-kernel-side) work as written, with kernels
+// that read their block through the raw slot address exactly as CANN's device code does.
 #include "support.hpp"
 
 #include <algorithm>
@@ -33,7 +34,8 @@ TEST_CASE("compat names map onto ferry's types", "[kernel][compat]") {
     STATIC_REQUIRE(std::is_same_v<gert::InputAddr, ferry::InputAddr>);
     STATIC_REQUIRE(std::is_same_v<gert::AnnotatedKernelLaunchInfo, ferry::LaunchInfo>);
     STATIC_REQUIRE(std::is_base_of_v<ferry::KernelArgs, gert::AnnotatedKernelArgs>);
-    // A.3: CANN's tests assert the class exposes neither GetStatus() nor GetImpl().
+    // docs/cann-contract/kernel-args.md#append-rules: CANN's tests assert the class exposes neither
+    // GetStatus() nor GetImpl().
     STATIC_REQUIRE_FALSE(HasGetStatus<gert::AnnotatedKernelArgs>);
     STATIC_REQUIRE_FALSE(HasGetImpl<gert::AnnotatedKernelArgs>);
 }
@@ -58,7 +60,7 @@ TEST_CASE("AppendArg returns GRAPH_SUCCESS / GRAPH_FAILED under ferry's rules",
 }
 
 namespace {
-// ---- the seed's three shapes, host and kernel sharing these definitions ----
+// ---- CANN's three shapes, host and kernel sharing these definitions ----
 struct MyTiling {
     uint32_t totalLength;
     uint32_t tileNum;
@@ -78,7 +80,7 @@ const char stub_table = 0;
 const char stub_params = 0;
 
 // Each kernel writes what it read to y[0] (and nothing when it rejects its block).
-void register_seed_kernels(ferry::Runtime& rt) {
+void register_example_kernels(ferry::Runtime& rt) {
     kernel_test::register_kernel(
         rt, &stub_tiling, "tiling_kernel", [](const ferry::KernelContext& k) {
             const auto* tilingData = k.pointer<const MyTiling>(1);
@@ -127,15 +129,15 @@ uint32_t launch_once(ferry::Runtime& rt, uint32_t* y, const char* name,
     return out;
 }
 
-struct SeedFixture {
+struct ExampleFixture {
     ferry::Runtime& rt = kernel_test::fresh_runtime();
     uint32_t* y = static_cast<uint32_t*>(rt.malloc(sizeof(uint32_t)).value());
     const uint32_t x = 0;
-    SeedFixture() { register_seed_kernels(rt); }
+    ExampleFixture() { register_example_kernels(rt); }
 };
 } // namespace
 
-TEST_CASE_METHOD(SeedFixture, "seed call example 1: fixed struct",
+TEST_CASE_METHOD(ExampleFixture, "CANN call example 1: fixed struct",
                  "[kernel][compat][concurrency]") {
     for (const uint32_t length : {uint32_t{sizeof(MyTiling)}, uint32_t{sizeof(MyTiling) + 1}}) {
         MyTiling tiling{length, 8U};
@@ -149,7 +151,7 @@ TEST_CASE_METHOD(SeedFixture, "seed call example 1: fixed struct",
     }
 }
 
-TEST_CASE_METHOD(SeedFixture, "seed call example 2: self-describing header",
+TEST_CASE_METHOD(ExampleFixture, "CANN call example 2: self-describing header",
                  "[kernel][compat][concurrency]") {
     const std::vector<int32_t> table = {1, 2, 3, 4, 5, 6};
     for (const uint32_t magic : {kTableMagic, kTableMagic + 1}) {
@@ -168,7 +170,8 @@ TEST_CASE_METHOD(SeedFixture, "seed call example 2: self-describing header",
     }
 }
 
-TEST_CASE_METHOD(SeedFixture, "seed call example 3: length slot", "[kernel][compat][concurrency]") {
+TEST_CASE_METHOD(ExampleFixture, "CANN call example 3: length slot",
+                 "[kernel][compat][concurrency]") {
     for (const uint64_t length : {uint64_t{sizeof(MyParams)}, uint64_t{sizeof(MyParams) - 1}}) {
         MyParams params{8U, 8U};
         gert::AnnotatedKernelArgs args;

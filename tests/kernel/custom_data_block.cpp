@@ -1,4 +1,5 @@
-// CustomDataBlock: its fixed layout and seed 003's per-block rules, checked without any copy.
+// CustomDataBlock: its fixed layout and per-block rules
+// (docs/cann-contract/kernel-args.md#block-rules), checked without any copy.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <ferry/kernel/custom_data_block.hpp>
@@ -7,7 +8,7 @@
 using ferry::ArgsError;
 using ferry::CustomDataBlock;
 
-TEST_CASE("CustomDataBlock has the seed's three fields and a fixed size", "[kernel][block]") {
+TEST_CASE("CustomDataBlock has CANN's three fields and a fixed size", "[kernel][block]") {
     STATIC_REQUIRE(sizeof(CustomDataBlock) == 24);
     STATIC_REQUIRE(sizeof(CustomDataBlock::reserved) == 8);
     const CustomDataBlock defaulted{};
@@ -17,7 +18,7 @@ TEST_CASE("CustomDataBlock has the seed's three fields and a fixed size", "[kern
         CHECK(b == 0);
     }
     const int value = 1;
-    const CustomDataBlock two_fields{&value, sizeof value}; // the seed's spelling
+    const CustomDataBlock two_fields{&value, sizeof value}; // CANN's spelling
     for (const std::uint8_t b : two_fields.reserved) {
         CHECK(b == 0);
     }

@@ -1,5 +1,5 @@
-// KernelArgs: the append overloads, seed 003's block rules, the limits, the status rules and
-// copy/move semantics (spec/kernel-args.md, args_runtime_facts.md A.3).
+// KernelArgs: the append overloads, the block rules, the limits, the status rules and copy/move
+// semantics (docs/cann-contract/kernel-args.md#append-rules, #block-rules).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>

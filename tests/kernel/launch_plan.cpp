@@ -1,5 +1,5 @@
 // LaunchPlan: add_launch's checks and their order, deep copies, launch order, workspaces and the
-// offline-target rule (args_runtime_facts.md A.4, seed 003).
+// offline-target rule (docs/cann-contract/kernel-args.md#addlaunch, #offline-targets).
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>

@@ -1,11 +1,12 @@
 #pragma once
 // The address descriptors an args builder appends, and what each slot records about itself.
 //
-// args_runtime_facts.md A.2: InputAddr, OutputAddr and WorkspaceAddr are {uint32 index, const
-// void* addr}; for inputs and outputs the index is the flattened per-instance index, for a
-// workspace the value malloc_workspace returned. A.3 rule 2: each append adds one slot and one
-// descriptor; CANN's ge::ArgDesc records the kind (INPUT_INSTANCE, OUTPUT_INSTANCE, WORKSPACE,
-// CUSTOM_VALUE); ferry adds `data_block` for seed 003's CustomDataBlock.
+// docs/cann-contract/kernel-args.md#address-descriptors: InputAddr, OutputAddr and WorkspaceAddr
+// are {uint32 index, const void* addr}; for inputs and outputs the index is the flattened
+// per-instance index, for a workspace the value malloc_workspace returned.
+// docs/cann-contract/kernel-args.md#slots: each append adds one slot and one descriptor; CANN's
+// ge::ArgDesc records the kind (INPUT_INSTANCE, OUTPUT_INSTANCE, WORKSPACE, CUSTOM_VALUE); ferry
+// adds `data_block` for CustomDataBlock (docs/cann-contract/kernel-args.md#customdatablock).
 
 #include <cstdint>
 

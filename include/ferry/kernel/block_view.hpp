@@ -1,13 +1,13 @@
 #pragma once
 // ferry::BlockView — the kernel-side, bounds-checked view of a CustomDataBlock.
 //
-// Seed 003: the block's size is not passed to the kernel, and the framework does not check
-// accesses ("框架不做越界访问校验"): reading past a block's end reads its zero padding, reading
-// past the last block's padding is an illegal access. ferry's host kernels can do better:
-// block_at(ctx, slot) finds the uploaded block whose padded extent contains the slot's address,
-// and every read through the view is checked against that padded end. A failed check throws
-// BlockAccessError from the kernel, which the stream reports as the task's failure (as a device
-// reports an illegal access), so the next synchronize returns it.
+// docs/cann-contract/kernel-args.md#upload-and-alignment: the block's size is not passed to the
+// kernel, and CANN's framework does not bounds-check the kernel's reads: reading past a block's end
+// reads its zero padding, reading past the last block's padding is an illegal access. ferry's host
+// kernels can do better: block_at(ctx, slot) finds the uploaded block whose padded extent contains
+// the slot's address, and every read through the view is checked against that padded end. A failed
+// check throws BlockAccessError from the kernel, which the stream reports as the task's failure (as
+// a device reports an illegal access), so the next synchronize returns it.
 
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +59,7 @@ public:
         return {reinterpret_cast<const T*>(bytes_.data() + offset), count};
     }
 
-    // The block read as one T in place (the seed's reinterpret_cast of the slot address).
+    // The block read as one T in place (CANN's examples reinterpret_cast the slot address).
     template <BlockReadable T>
     [[nodiscard]] const T& as() const {
         return array<T>(0, 1).front();

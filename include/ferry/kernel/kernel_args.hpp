@@ -1,17 +1,17 @@
 #pragma once
 // ferry::KernelArgs — a kernel's arguments as 8-byte slots (CANN: gert::AnnotatedKernelArgs).
 //
-// spec/kernel-args.md and args_runtime_facts.md A.3. Each successful append adds exactly one slot
+// docs/cann-contract/kernel-args.md#append-rules. Each successful append adds exactly one slot
 // and one descriptor:
 //   InputAddr / OutputAddr / WorkspaceAddr  the slot holds the address; index <= INT32_MAX
 //   std::uint64_t (CustomValue)             the slot holds the value
 //   CustomDataBlock                         the bytes are deep-copied now; the slot will hold the
 //                                           block's device address once the plan is loaded
-// Status rules (A.3, kept): a failure is sticky (every later append returns GRAPH_FAILED), the
+// Status rules (kept from CANN): a failure is sticky (every later append returns GRAPH_FAILED), the
 // variadic constructor stops at the first failure, copies are deep, a moved-from object fails
 // every operation. Deliberate differences (docs/kernel-args.md): a failing append appends nothing
 // (CANN still appends a slot after a failed address append), and a scalar append does NOT clear a
-// failed status (CANN's quirk, which spec/kernel-args.md asks not to copy).
+// failed status (CANN's quirk, not copied: docs/cann-contract/kernel-args.md#append-rules).
 
 #include <algorithm>
 #include <concepts>
@@ -81,7 +81,7 @@ public:
     BasicKernelArgs() : state_(std::make_unique<ArgsState>()) {}
 
     // Appends each argument in order and stops at the first failure, which stays recorded in the
-    // object (A.3: the variadic constructor).
+    // object (as CANN's variadic constructor does).
     template <typename Arg, typename... Args>
     requires(!std::same_as<std::remove_cvref_t<Arg>, BasicKernelArgs>) && KernelArg<Arg, Traits> &&
         (KernelArg<Args, Traits> && ...) explicit BasicKernelArgs(const Arg& first,
@@ -90,7 +90,8 @@ public:
         static_cast<void>(succeeded(append_one(first)) && (succeeded(append_one(rest)) && ...));
     }
 
-    // Deep copy; a copy of a moved-from object is a fresh object that has already failed (A.3).
+    // Deep copy; a copy of a moved-from object is a fresh object that has already failed
+    // (docs/cann-contract/kernel-args.md#copy-and-move).
     BasicKernelArgs(const BasicKernelArgs& other)
         : state_(other.state_ ? std::make_unique<ArgsState>(*other.state_) : moved_from_copy()) {}
     BasicKernelArgs& operator=(const BasicKernelArgs& other) {
@@ -122,8 +123,9 @@ public:
     [[nodiscard]] GraphStatus append(std::uint64_t value) {
         return append_slot({ArgKind::custom_value, 0}, value);
     }
-    // Seed 003: deep-copies the block; the slot will hold its device address after load.
-    // Offline-model traits have no such overload (seed 003: a compile-time error).
+    // docs/cann-contract/kernel-args.md#block-rules: deep-copies the block; the slot will hold its
+    // device address after load. Offline-model traits have no such overload (a compile-time error,
+    // docs/cann-contract/kernel-args.md#offline-targets).
     [[nodiscard]] GraphStatus
     append(const CustomDataBlock& block) requires Traits::supports_data_blocks;
 
@@ -242,8 +244,9 @@ private:
     }
 
     GraphStatus append_address(ArgKind kind, std::uint32_t index, const void* addr) {
-        // A.3 rule 3: the index must fit ge::ArgDesc's int32 ir_idx. A null addr is accepted (A.3
-        // rule 2) and written as 0.
+        // The index must fit ge::ArgDesc's int32 ir_idx
+        // (docs/cann-contract/kernel-args.md#address-descriptors). A null addr is accepted
+        // (docs/cann-contract/kernel-args.md#slots) and written as 0.
         if (index > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
             return admit() == ArgsError::earlier_failure ? GraphStatus::failed
                                                          : fail(ArgsError::index_out_of_range);

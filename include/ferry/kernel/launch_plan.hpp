@@ -2,13 +2,13 @@
 // ferry::LaunchPlan — the launches of one model, recorded in order (CANN: AnnotatedArgsContext's
 // AddLaunch / MallocWorkSpace and the ArgsHandler's launch records).
 //
-// args_runtime_facts.md A.4 and spec/kernel-args.md (Launch): add_launch checks, in this order,
+// docs/cann-contract/kernel-args.md#addlaunch: add_launch checks, in this order,
 // the kernel name, the kernel binary, block_dim > 0, the stream id, then the args (not moved-from,
 // no failed append, not empty); it deep-copies the name and the binary, takes the args' content,
 // and keeps launches in call order. A failed add_launch records nothing and leaves the args as
-// they were. Seed 003: a plan for an offline target (.omc, OM2) rejects args carrying a block —
-// at compile time when the target is the traits parameter (the args type has no block append),
-// at add_launch time when it is chosen at run time.
+// they were. docs/cann-contract/kernel-args.md#offline-targets: a plan for an offline target (.omc,
+// OM2) rejects args carrying a block — at compile time when the target is the traits parameter (the
+// args type has no block append), at add_launch time when it is chosen at run time.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +26,7 @@
 
 namespace ferry {
 
-// gert::AnnotatedKernelLaunchInfo (A.2), field for field.
+// gert::AnnotatedKernelLaunchInfo (docs/cann-contract/kernel-args.md#addlaunch), field for field.
 struct LaunchInfo {
     const char* kernel_name = nullptr;
     const void* kernel_bin = nullptr;
@@ -35,7 +35,7 @@ struct LaunchInfo {
     std::uint32_t stream_id = 0;
 };
 
-// A.4: UINT32_MAX is "no stream" (GetStreamId's failure value); AddLaunch rejects it.
+// UINT32_MAX is "no stream" (GetStreamId's failure value); AddLaunch rejects it.
 inline constexpr std::uint32_t k_invalid_stream_id = std::numeric_limits<std::uint32_t>::max();
 
 // One recorded launch: private copies of everything it needs.
@@ -47,7 +47,7 @@ struct LaunchRecord {
     ArgsContent args;
 };
 
-// The first failing launch-info check, in A.4's order (none when all pass).
+// The first failing launch-info check, in AddLaunch's order (none when all pass).
 [[nodiscard]] constexpr ArgsError check_launch_info(const LaunchInfo& info) noexcept {
     if (info.kernel_name == nullptr || info.kernel_name[0] == '\0') {
         return ArgsError::kernel_name_missing;
@@ -75,10 +75,10 @@ public:
 
     [[nodiscard]] ModelTarget target() const noexcept { return target_; }
 
-    // A.4 MallocWorkSpace: a writable buffer of `size` bytes, allocated in device memory at load
-    // (zero-filled, 512-byte aligned). Indices count from 0 in call order. The returned address is
-    // logical (CANN: an offset in the model's workspace): the slot of a WorkspaceAddr is set to the
-    // real device address at load, by its index.
+    // MallocWorkSpace (docs/cann-contract/kernel-args.md#workspaces): a writable buffer of `size`
+    // bytes, allocated in device memory at load (zero-filled, 512-byte aligned). Indices count from
+    // 0 in call order. The returned address is logical (CANN: an offset in the model's workspace):
+    // the slot of a WorkspaceAddr is set to the real device address at load, by its index.
     [[nodiscard]] Result<WorkspaceAddr> malloc_workspace(std::size_t size,
                                                          ArgsError* why = nullptr) {
         const ArgsError e = size == 0 ? ArgsError::workspace_size_zero
@@ -98,8 +98,9 @@ public:
                              reinterpret_cast<const void*>(static_cast<std::uintptr_t>(offset))};
     }
 
-    // A.4 AddLaunch. On success the args' content moves into the plan (the args are left
-    // moved-from); on failure nothing is recorded and the args are untouched.
+    // AddLaunch (docs/cann-contract/kernel-args.md#addlaunch). On success the args' content moves
+    // into the plan (the args are left moved-from); on failure nothing is recorded and the args are
+    // untouched.
     [[nodiscard]] ArgsError add_launch(const LaunchInfo& info, args_type&& args) {
         if (const ArgsError e = check_launch_info(info); e != ArgsError::none) {
             return e;

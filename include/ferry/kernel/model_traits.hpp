@@ -1,11 +1,12 @@
 #pragma once
 // Model targets and the limits of one launch's args, as one traits policy.
 //
-// Seed 003: blocks are not supported by device-side offline models (.omc) nor OM2 models — "编译期
-// 显式报错" — so an args builder whose traits say `supports_data_blocks = false` has no
-// CustomDataBlock append at all (a compile error naming the constraint). The limits (UINT32_MAX
-// per block and per launch, 8192 slots) are traits members too, so tests can exercise the
-// cumulative limit end to end with small numbers instead of gigabytes of memory.
+// Blocks are not supported by device-side offline models (.omc) nor OM2 models, and CANN asks for
+// an explicit compile-time error (docs/cann-contract/kernel-args.md#offline-targets) — so an args
+// builder whose traits say `supports_data_blocks = false` has no CustomDataBlock append at all (a
+// compile error naming the constraint). The limits (UINT32_MAX per block and per launch, 8192
+// slots) are traits members too, so tests can exercise the cumulative limit end to end with small
+// numbers instead of gigabytes of memory.
 
 #include <concepts>
 #include <cstddef>
@@ -24,10 +25,10 @@ enum class ModelTarget : std::uint8_t {
     return target == ModelTarget::online;
 }
 
-// Seed 003: at most 8192 slots in one launch.
+// At most 8192 slots in one launch (docs/cann-contract/kernel-args.md#limits).
 inline constexpr std::size_t k_max_launch_slots = 8192;
 
-// The default traits: an online model with the seed's limits.
+// The default traits: an online model with CANN's limits.
 struct OnlineModel {
     static constexpr ModelTarget target = ModelTarget::online;
     static constexpr bool supports_data_blocks = true;

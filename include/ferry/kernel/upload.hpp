@@ -1,14 +1,14 @@
 #pragma once
 // ferry::LoadedPlan — a plan's blocks uploaded once, and its launches executed on streams.
 //
-// Seed 003: blocks travel with the model and are uploaded to the device once, at load time (not
-// per launch); the kernel's slot holds the block's device address. load() makes one device
-// allocation for the whole plan (blocks, then workspaces; detail/layout.hpp), fills one zeroed
-// host staging image, copies it with one host-to-device memcpy through the runtime, and writes the
-// device addresses into the block and workspace slots. execute() only launches: however many
-// times it runs, nothing is uploaded again. Releasing (or destroying) the LoadedPlan frees the
-// device memory; launches still running must be synchronized first (as a model is unloaded only
-// after its streams are idle).
+// docs/cann-contract/kernel-args.md#upload-and-alignment: blocks travel with the model and are
+// uploaded to the device once, at load time (not per launch); the kernel's slot holds the block's
+// device address. load() makes one device allocation for the whole plan (blocks, then workspaces;
+// detail/layout.hpp), fills one zeroed host staging image, copies it with one host-to-device memcpy
+// through the runtime, and writes the device addresses into the block and workspace slots.
+// execute() only launches: however many times it runs, nothing is uploaded again. Releasing (or
+// destroying) the LoadedPlan frees the device memory; launches still running must be synchronized
+// first (as a model is unloaded only after its streams are idle).
 
 #include <cstddef>
 #include <cstdint>
@@ -224,7 +224,8 @@ inline Result<LoadedPlan> LoadedPlan::load(Runtime& rt, std::span<const LaunchRe
     return loaded;
 }
 
-// Loads a plan (spec/kernel-args.md: "loading a set of launches uploads all blocks").
+// Loads a plan: loading a set of launches uploads all blocks
+// (docs/cann-contract/kernel-args.md#upload-and-alignment).
 template <ArgsTraits Traits>
 [[nodiscard]] Result<LoadedPlan> load(Runtime& rt, const BasicLaunchPlan<Traits>& plan) {
     return LoadedPlan::load(rt, plan.launches(), plan.workspaces());

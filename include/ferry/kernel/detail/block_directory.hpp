@@ -1,10 +1,11 @@
 #pragma once
 // The process-wide directory of loaded blocks: device address -> padded extent.
 //
-// spec/kernel-args.md (Launch): a kernel that reads past its block's padded end is caught by a
-// bounds-checked accessor. A host kernel only sees slot values, so the accessor asks this
-// directory, which every LoadedPlan fills at load and empties when it is released. Kernel blocks
-// run on the runtime's pool threads concurrently, so lookups take a shared lock.
+// docs/cann-contract/kernel-args.md#upload-and-alignment: a kernel that reads past its block's
+// padded end is caught by a bounds-checked accessor. A host kernel only sees slot values, so the
+// accessor asks this directory, which every LoadedPlan fills at load and empties when it is
+// released. Kernel blocks run on the runtime's pool threads concurrently, so lookups take a shared
+// lock.
 
 #include <atomic>
 #include <cstddef>

@@ -1,7 +1,8 @@
 #pragma once
 // Where each block and workspace of a plan goes in its device image.
 //
-// Seed 003: "当前版本中各数据块（blob）的device地址按512-byte对齐，blob之间及末尾的填充字节为0".
+// Every block's device address is 512-byte aligned and the padding between blocks and after the
+// last one is zero (docs/cann-contract/kernel-args.md#upload-and-alignment).
 // Blocks of every launch, in launch order then append order, each start on a 512-byte boundary;
 // the blocks' region ends on a 512-byte boundary; workspaces follow, each 512-byte aligned. The
 // image is zero-filled before the blocks are copied in, so every padding byte is zero.
@@ -14,7 +15,8 @@
 
 namespace ferry {
 
-// Seed 003: the alignment of every block's device address.
+// The alignment of every block's device address
+// (docs/cann-contract/kernel-args.md#upload-and-alignment).
 inline constexpr std::size_t k_block_alignment = 512;
 
 namespace detail {

@@ -1,5 +1,5 @@
 // ferry compat: CANN's <exe_graph/runtime/annotated_args_context.h> (liblowering), spelled as CANN
-// spells it, mapped onto ferry/kernel (args_runtime_facts.md A.1-A.3, seed 003).
+// spells it, mapped onto ferry/kernel (docs/cann-contract/kernel-args.md#append-rules).
 //
 //   gert::InputAddr / OutputAddr / WorkspaceAddr   = ferry::InputAddr / OutputAddr / WorkspaceAddr
 //   gert::CustomDataBlock                          = ferry::CustomDataBlock (24 bytes)
@@ -38,7 +38,7 @@ using AnnotatedKernelLaunchInfo = ferry::LaunchInfo;
 class AnnotatedKernelArgs : public ferry::KernelArgs {
 public:
     AnnotatedKernelArgs() = default;
-    // The variadic constructor: appends in order, stops at the first failure (A.3).
+    // The variadic constructor: appends in order, stops at the first failure.
     using ferry::KernelArgs::KernelArgs;
 
     ge::graphStatus AppendArg(const InputAddr& arg) { return to_ge(append(arg)); }
