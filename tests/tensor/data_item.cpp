@@ -18,7 +18,7 @@ std::array<std::int64_t, 129> many_dims() {
 }
 } // namespace
 
-// tdt_facts.md §2.2, one test per failing case.
+// docs/cann-contract/tdt.md#item-creation, one test per failing case.
 TEST_CASE("creation rule 1: dims null with dim_num != 0 fails", "[tensor][data_item]") {
     float data[4] = {};
     const auto item = DataItem::borrow(TensorKind::tensor, nullptr, 2, DType::float32, data, 16);

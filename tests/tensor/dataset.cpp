@@ -98,7 +98,8 @@ TEST_CASE("host items fix the memory kind", "[tensor][dataset]") {
     CHECK(ds.memory_kind() == MemoryKind::host);
 }
 
-// tdt_facts.md §2.3 / UT acltdtAddDataItem*Ptr: every accepted and every rejected combination.
+// docs/cann-contract/tdt.md#datasets / CANN's unit tests acltdtAddDataItem*Ptr: every accepted and
+// every rejected combination.
 TEST_CASE("consistent memory kinds are accepted", "[tensor][dataset]") {
     const LocatorScope scope;
     CHECK(add_pair(host(), host()) == Status::ok);

@@ -4,7 +4,7 @@
 
 using ferry::TensorKind;
 
-// acltdtTensorType's values (tdt_facts.md §1.1).
+// acltdtTensorType's values (docs/cann-contract/tdt.md#tensor-kinds).
 static_assert(static_cast<int>(TensorKind::undefined) == -1);
 static_assert(static_cast<int>(TensorKind::tensor) == 0);
 static_assert(static_cast<int>(TensorKind::end_of_sequence) == 1);

@@ -15,7 +15,8 @@ using ferry::TensorKind;
 using ferry::detail::WireItemHeader;
 
 // Counts every allocation of this test program, so the steady-state receive loop below can show
-// that it allocates nothing (spec/tdt.md §4: no heap allocation per message in steady state).
+// that it allocates nothing (no heap allocation per message in steady state,
+// docs/cann-contract/tdt.md#receive-buffers).
 namespace {
 std::atomic<long> allocations{0};
 } // namespace
@@ -394,6 +395,6 @@ TEST_CASE("CANN's unpadded layout (dynamic_bit_size 0) and slice items are read"
     CHECK((*sliced)[0].dtype() == DType::int16);
     CHECK((*sliced)[1].dtype() == DType::undefined);
     CHECK((*sliced)[1].size() == 2);
-    // A received slice cannot be sent on (tdt_facts.md §2.5).
+    // A received slice cannot be sent on (docs/cann-contract/tdt.md#send).
     CHECK(ferry::serialize(*sliced).status() == Status::invalid_param);
 }

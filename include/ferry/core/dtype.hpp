@@ -1,6 +1,6 @@
 #pragma once
-// ferry::DType — aclDataType with CANN's numeric values (reference/tdt_facts.md §1.3), and the
-// compile-time mapping from C++ element types to it (dtype_of<T>).
+// ferry::DType — aclDataType with CANN's numeric values (docs/cann-contract/tdt.md#data-types), and
+// the compile-time mapping from C++ element types to it (dtype_of<T>).
 
 #include <complex>
 #include <concepts>

@@ -1,10 +1,10 @@
 #pragma once
 // Where a pointer lives: the hook between the value types (ferry/tensor) and the runtime.
 //
-// tdt_facts.md §2.3: a dataset's items must all live in the same memory kind; CANN asks the
-// runtime's pointer attributes (HOST or UNREGISTERED → host, anything else → device). ferry's
-// tensor layer asks locate(); the runtime installs its allocation registry as the locator when it
-// boots. Without a runtime every non-null pointer is host memory.
+// docs/cann-contract/tdt.md#datasets: a dataset's items must all live in the same memory kind; CANN
+// asks the runtime's pointer attributes (HOST or UNREGISTERED → host, anything else → device).
+// ferry's tensor layer asks locate(); the runtime installs its allocation registry as the locator
+// when it boots. Without a runtime every non-null pointer is host memory.
 
 #include <atomic>
 
@@ -19,7 +19,7 @@ enum class MemoryKind : unsigned char {
 };
 
 struct PointerLocation {
-    Status status = Status::ok; // a failing attribute query is passed through (tdt_facts.md §2.3)
+    Status status = Status::ok; // a failing attribute query is passed through
     MemoryKind kind = MemoryKind::unknown;
 };
 

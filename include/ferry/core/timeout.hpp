@@ -1,9 +1,10 @@
 #pragma once
 // ferry::Timeout — how long a blocking operation may wait.
 //
-// Seed 000 §4: -1 waits forever, 0 never blocks, a positive value waits that long. In C++ any
-// std::chrono duration converts implicitly; the C shim uses from_milliseconds for its int32 ms.
-// Deadlines are on the steady clock, so a wall-clock change never shortens or stretches a wait.
+// docs/cann-contract/tdt.md#blocking-timeouts-and-wake-up: -1 waits forever, 0 never blocks, a
+// positive value waits that long. In C++ any std::chrono duration converts implicitly; the C shim
+// uses from_milliseconds for its int32 ms. Deadlines are on the steady clock, so a wall-clock
+// change never shortens or stretches a wait.
 
 #include <chrono>
 #include <cstdint>

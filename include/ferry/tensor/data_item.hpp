@@ -1,11 +1,12 @@
 #pragma once
 // ferry::DataItem — one tensor (or marker) of a Dataset: kind, dtype, dims, payload bytes and
-// slice info, as spec/tdt.md §1 describes and acltdtDataItem carries (tdt_facts.md §2.0).
+// slice info, as acltdtDataItem carries them (docs/cann-contract/tdt.md#data-model, #object-model).
 //
 // An item either OWNS its bytes (value semantics: copying copies the payload, moving steals it in
 // O(1)) or BORROWS them (the caller keeps them alive; copying copies the reference). The C API's
-// acltdtCreateDataItem borrows — tdt_facts.md §2.2: "the data buffer is not copied and not
-// owned" — so `borrow` is that function; C++ callers normally use the owning `from`/`copy_of`.
+// acltdtCreateDataItem borrows — the data buffer is neither copied nor owned
+// (docs/cann-contract/tdt.md#item-creation) — so `borrow` is that function; C++ callers normally
+// use the owning `from`/`copy_of`.
 
 #include <algorithm>
 #include <boost/container/small_vector.hpp>
@@ -25,7 +26,8 @@
 
 namespace ferry {
 
-// acltdtGetSliceInfoFromItem's two values; 0/0 on every item ferry creates (tdt_facts.md §2.0).
+// acltdtGetSliceInfoFromItem's two values; 0/0 on every item ferry creates
+// (docs/cann-contract/tdt.md#item-accessors).
 struct SliceInfo {
     std::uint16_t num = 0;
     std::uint16_t id = 0;
@@ -42,7 +44,8 @@ class DataItem;
 namespace detail {
 struct ItemAccess; // the wire format's in-place (re)assignment, see wire_format.hpp
 
-// tdt_facts.md §2.2 rules 1–4, in CANN's order. `has_dims` is "dims pointer non-null".
+// docs/cann-contract/tdt.md#item-creation rules 1–4, in CANN's order. `has_dims` is "dims pointer
+// non-null".
 [[nodiscard]] constexpr Status check_creation(TensorKind kind, bool has_dims,
                                               std::size_t dim_num) noexcept {
     if (!has_dims && dim_num != 0) {
@@ -68,7 +71,8 @@ public:
     // An UNDEFINED item with nothing in it (a placeholder; it cannot be sent).
     DataItem() noexcept = default;
 
-    // acltdtCreateDataItem: CANN's rules in CANN's order (tdt_facts.md §2.2). The kind is not
+    // acltdtCreateDataItem: CANN's rules in CANN's order
+    // (docs/cann-contract/tdt.md#item-creation). The kind is not
     // range-checked (CANN rejects bad kinds only at send). A non-TENSOR item keeps no dims, no
     // dtype (undefined), no data and size 0 whatever was passed. A TENSOR item BORROWS `data`
     // (not copied, not owned); data == nullptr with size > 0 and any dtype are accepted, as in
@@ -116,7 +120,7 @@ public:
     }
 
     // Typed, owning: dtype = dtype_of<T> at compile time; the element count of `dims` must equal
-    // the number of values (spec/tdt.md §1), else invalid_param.
+    // the number of values (docs/cann-contract/tdt.md#data-model), else invalid_param.
     template <ElementRange R>
     [[nodiscard]] static Result<DataItem> from(const R& values, DimsRef dims) noexcept {
         using T = std::ranges::range_value_t<R>;
@@ -152,7 +156,7 @@ public:
         return view(std::span(std::ranges::data(values), std::ranges::size(values)), dims);
     }
 
-    // The two markers a producer sends (tdt_facts.md §2.5): they carry nothing.
+    // The two markers a producer sends (docs/cann-contract/tdt.md#send): they carry nothing.
     [[nodiscard]] static DataItem end_of_sequence() noexcept {
         return marker(TensorKind::end_of_sequence);
     }
@@ -288,7 +292,7 @@ private:
             reinterpret_cast<std::uintptr_t>(data_) % align_of != 0) {
             return Status::invalid_param;
         }
-        if (!dims_.empty()) { // "when dims are given" (spec/tdt.md §1)
+        if (!dims_.empty()) { // only when dims are given
             const auto count = element_count(dims());
             if (!count || *count != size_ / size_of) {
                 return Status::invalid_param;

@@ -1,12 +1,13 @@
 #pragma once
-// ferry::Dataset — the ordered items one send carries (spec/tdt.md §1, acltdtDataset in
-// tdt_facts.md §2.0/§2.3): items, a name, the memory kind all its payloads live in, and whether a
-// receive filled it.
+// ferry::Dataset — the ordered items one send carries (acltdtDataset,
+// docs/cann-contract/tdt.md#datasets): items, a name, the memory kind all its payloads live in, and
+// whether a receive filled it.
 //
 // Items are stored by value. Adding a borrowing item copies its descriptor (dims, pointer), not
 // its payload; adding an owning item by move is O(1). A dataset filled by a receive (or a parse)
 // may keep the whole message buffer and let its items borrow from it: that is how a receive gets
-// its payloads with no copy (spec/tdt.md §4: at most one payload copy from send to receive).
+// its payloads with no copy (at most one payload copy from send to receive,
+// docs/cann-contract/tdt.md#send).
 
 #include <cstddef>
 #include <ferry/core/contract.hpp>
@@ -56,11 +57,12 @@ public:
     Dataset& operator=(Dataset&&) noexcept = default;
     ~Dataset() = default;
 
-    // acltdtAddDataItem's rules after its null checks, in CANN's order (tdt_facts.md §2.3):
-    // a dataset filled by a receive takes no items (feature_unsupported); a failing pointer query
-    // is passed through; the first item with data fixes the memory kind, and an item in the
-    // other kind is invalid_param. Items without data are always accepted. The same item may be
-    // added twice. On failure nothing changes (and an rvalue item is not moved from).
+    // acltdtAddDataItem's rules after its null checks, in CANN's order
+    // (docs/cann-contract/tdt.md#datasets): a dataset filled by a receive takes no items
+    // (feature_unsupported); a failing pointer query is passed through; the first item with data
+    // fixes the memory kind, and an item in the other kind is invalid_param. Items without data are
+    // always accepted. The same item may be added twice. On failure nothing changes (and an rvalue
+    // item is not moved from).
     [[nodiscard]] Status add(DataItem&& item) noexcept { return add_impl(std::move(item)); }
     [[nodiscard]] Status add(const DataItem& item) noexcept {
         try {
@@ -107,8 +109,8 @@ public:
     [[nodiscard]] MemoryKind memory_kind() const noexcept { return memory_kind_; }
     // CANN's freeSelf: set by a receive/parse, after which add() is feature_unsupported.
     [[nodiscard]] bool filled_by_receive() const noexcept { return filled_by_receive_; }
-    // Whether a receive may (re)fill this dataset: CANN (tdt_facts.md §2.7 step 6) refuses one
-    // holding items the user added (invalid_param); ferry checks this before dequeuing.
+    // Whether a receive may (re)fill this dataset: CANN (docs/cann-contract/tdt.md#receive) refuses
+    // one holding items the user added (invalid_param); ferry checks this before dequeuing.
     [[nodiscard]] bool accepts_receive() const noexcept {
         return items_.empty() || filled_by_receive_;
     }

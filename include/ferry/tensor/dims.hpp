@@ -36,8 +36,8 @@ private:
 
 // The number of elements a shape describes (1 for a scalar, i.e. no dims); std::nullopt when a
 // dim is negative (CANN's "unknown" -1 and friends) or the product overflows 64 bits — the size
-// checks of spec/tdt.md §1 use 64-bit arithmetic (overview: "64-bit arithmetic for all size
-// products").
+// checks of docs/cann-contract/tdt.md#data-model use 64-bit arithmetic, as every size product does
+// in ferry (docs/cann-contract/README.md#precedence).
 [[nodiscard]] constexpr std::optional<std::uint64_t>
 element_count(std::span<const std::int64_t> dims) noexcept {
     bool has_zero = false;

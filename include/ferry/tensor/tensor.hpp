@@ -1,8 +1,9 @@
 #pragma once
-// ferry::Tensor<T> — a TENSOR item whose dtype is fixed at compile time (spec/tdt.md §1): it can
-// only be built from T values and only read back as T, so reading a Tensor<float> as int is a
-// compile error. A DataItem of unknown dtype becomes a Tensor<T> through a checked conversion.
-// A Tensor<T> owns its values (copy = deep copy, move = O(1)).
+// ferry::Tensor<T> — a TENSOR item whose dtype is fixed at compile time
+// (docs/cann-contract/tdt.md#data-model): it can only be built from T values and only read back
+// as T, so reading a Tensor<float> as int is a compile error. A DataItem of unknown dtype becomes a
+// Tensor<T> through a checked conversion. A Tensor<T> owns its values (copy = deep copy, move =
+// O(1)).
 
 #include <algorithm>
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 // ferry::TensorKind — what a DataItem carries: acltdtTensorType with CANN's numeric values
-// (reference/tdt_facts.md §1.1), plus the dims limit every creation path enforces.
+// (docs/cann-contract/tdt.md#tensor-kinds), plus the dims limit every creation path enforces.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,18 +16,20 @@ enum class TensorKind : std::int32_t {
     end_tensor = 4,      // ACL_TENSOR_DATA_END_TENSOR: the last slice
 };
 
-// tdt_facts.md §2.2 rule 3: MAX_DIM_CNT = 128 (128 passes, 129 fails).
+// docs/cann-contract/tdt.md#item-creation rule 3: MAX_DIM_CNT = 128 (128 passes, 129 fails).
 inline constexpr std::size_t k_max_dims = 128;
 
-// The kinds a message may carry on the wire. tdt_facts.md §2.5: a sender accepts only TENSOR,
-// END_OF_SEQUENCE and ABNORMAL; §2.7: a receiver also accepts SLICE_TENSOR and END_TENSOR.
+// The kinds a message may carry on the wire (docs/cann-contract/tdt.md#tensor-kinds): a sender
+// accepts only TENSOR, END_OF_SEQUENCE and ABNORMAL; a receiver also accepts SLICE_TENSOR and
+// END_TENSOR.
 [[nodiscard]] constexpr bool is_sendable(TensorKind k) noexcept {
     return k == TensorKind::tensor || k == TensorKind::end_of_sequence || k == TensorKind::abnormal;
 }
 [[nodiscard]] constexpr bool is_receivable(TensorKind k) noexcept {
     return static_cast<std::int32_t>(k) >= 0 && static_cast<std::int32_t>(k) <= 4;
 }
-// Kinds that carry dims, a dtype and a payload (tdt_facts.md §2.7: TENSOR, SLICE, END_TENSOR).
+// Kinds that carry dims, a dtype and a payload (docs/cann-contract/tdt.md#tensor-kinds: TENSOR,
+// SLICE, END_TENSOR).
 [[nodiscard]] constexpr bool carries_tensor(TensorKind k) noexcept {
     return k == TensorKind::tensor || k == TensorKind::slice_tensor || k == TensorKind::end_tensor;
 }
@@ -47,7 +49,7 @@ inline constexpr std::size_t k_max_dims = 128;
     case TensorKind::end_tensor:
         return "END_TENSOR";
     }
-    return "INVALID"; // creation does not range-check kinds (§2.2 rule 4); printing must not fail
+    return "INVALID"; // creation does not range-check kinds; printing must not fail
 }
 
 } // namespace ferry

@@ -1,12 +1,12 @@
 #pragma once
-// The message wire format (spec/tdt.md §2; CANN's queue-path format, reference/tdt_facts.md
-// §2.6): one message per send. Per item: a 64-byte header, dim_num int64 dims, zero padding up to
-// a 64-byte boundary of the message, then the payload. A non-empty dataset name travels first, as
-// a version-1 item whose payload is the name.
+// The message wire format (CANN's queue-path format, docs/cann-contract/tdt.md#wire-format): one
+// message per send. Per item: a 64-byte header, dim_num int64 dims, zero padding up to a 64-byte
+// boundary of the message, then the payload. A non-empty dataset name travels first, as a version-1
+// item whose payload is the name.
 //
 // Writer: serialized_size + serialize_into write into a caller's buffer (one payload copy, no
 //   allocation); serialize allocates the buffer. Kinds other than TENSOR, END_OF_SEQUENCE and
-//   ABNORMAL are invalid_param before anything is written (§2.5).
+//   ABNORMAL are invalid_param before anything is written (docs/cann-contract/tdt.md#send).
 // Reader: total — any truncated, oversized, inconsistent or hostile buffer is an error Status
 //   (failure; unsupported_data_type for an unknown kind, as CANN), never an out-of-bounds read,
 //   never an allocation larger than the buffer implies. Four forms:
@@ -78,7 +78,8 @@ inline std::size_t write_item(std::span<std::byte> out, std::size_t offset, Wire
 
 // The exact size of `ds`'s message. invalid_param when an item cannot be sent (a kind other than
 // TENSOR/END_OF_SEQUENCE/ABNORMAL, or a size without data); rt_param_invalid when the message
-// would hold no item at all (CANN's driver rejects an empty send with 107000, tdt_facts.md §6).
+// would hold no item at all (CANN's driver rejects an empty send with 107000,
+// docs/cann-contract/tdt.md#send).
 [[nodiscard]] inline Result<std::size_t> serialized_size(const Dataset& ds) noexcept {
     std::size_t total = 0;
     std::size_t count = 0;
@@ -221,8 +222,8 @@ enum class PayloadMode { copy, borrow };
 }
 
 // Refills `ds` with owning copies, reusing its items and their payload buffers. invalid_param
-// when `ds` holds items the user added (CANN's receive rule, tdt_facts.md §2.7 step 6). On any
-// error in the message nothing changes.
+// when `ds` holds items the user added (CANN's receive rule, docs/cann-contract/tdt.md#receive). On
+// any error in the message nothing changes.
 [[nodiscard]] inline Status parse_into(Dataset& ds, std::span<const std::byte> msg) noexcept {
     if (!ds.accepts_receive()) {
         return Status::invalid_param;

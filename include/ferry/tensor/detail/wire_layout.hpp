@@ -1,6 +1,6 @@
 #pragma once
 // The per-item header of a ferry/CANN message and the arithmetic of its layout
-// (spec/tdt.md §2, reference/tdt_facts.md §2.6). Internals of wire_format.hpp.
+// (docs/cann-contract/tdt.md#item-header). Internals of wire_format.hpp.
 
 #include <array>
 #include <cstddef>
@@ -9,7 +9,7 @@
 
 namespace ferry::detail {
 
-// CANN's acl::ItemInfo, host byte order. Note CANN's naming swap (§2.6): the field it calls
+// CANN's acl::ItemInfo, host byte order. Note CANN's naming swap: the field it calls
 // `dataType` holds the TDT kind and `tensorType` holds the aclDataType; here they are named by
 // what they hold. Every field is naturally aligned, so no packing pragma is needed and the
 // static_asserts below prove there is no padding.
@@ -52,7 +52,8 @@ inline constexpr std::int32_t k_wire_version_name = 1;
 }
 
 // Where the payload of an item whose header starts at `offset` begins: the header block (header,
-// dims, padding) ends on a 64-byte boundary of the message (§2.6). `offset + 64 + 8*128 + 63` is
+// dims, padding) ends on a 64-byte boundary of the message
+// (docs/cann-contract/tdt.md#padding). `offset + 64 + 8*128 + 63` is
 // checked for overflow by the callers, which bound offset by a real buffer size.
 [[nodiscard]] constexpr std::size_t payload_offset(std::size_t offset,
                                                    std::size_t dim_num) noexcept {

@@ -1,9 +1,9 @@
 #pragma once
-// The total message reader behind parse (spec/tdt.md §2): it walks a message item by item and
-// hands each validated item to a visitor. Every read is bounds-checked against the buffer before
-// it happens, headers and dims are memcpy'd (they need not be aligned: a header follows the
-// previous payload directly), and nothing is allocated here — so no input can make it read out
-// of bounds, overflow, or allocate more than the buffer implies.
+// The total message reader behind parse (docs/cann-contract/tdt.md#parser): it walks a message item
+// by item and hands each validated item to a visitor. Every read is bounds-checked against the
+// buffer before it happens, headers and dims are memcpy'd (they need not be aligned: a header
+// follows the previous payload directly), and nothing is allocated here — so no input can make it
+// read out of bounds, overflow, or allocate more than the buffer implies.
 
 #include <array>
 #include <cstddef>
@@ -36,7 +36,7 @@ struct WireSummary {
                                            std::array<std::int64_t, k_max_dims>& dims_storage,
                                            WireItem& out) noexcept {
     if (msg.size() - offset < k_wire_header_size) {
-        return Status::failure; // truncated header (CANN: ACL_ERROR_FAILURE, §2.7 step 5)
+        return Status::failure; // truncated header (CANN: ACL_ERROR_FAILURE)
     }
     WireItemHeader h;
     std::memcpy(&h, msg.data() + offset, sizeof h);
@@ -46,12 +46,13 @@ struct WireSummary {
     }
     const auto kind = static_cast<TensorKind>(h.kind);
     if (!is_receivable(kind)) {
-        return Status::unsupported_data_type; // CANN's mapping of an unknown kind (§2.7 step 6)
+        return Status::unsupported_data_type; // CANN's mapping of an unknown kind
     }
     const std::size_t dims_bytes = std::size_t{h.dim_num} * sizeof(std::int64_t);
-    // ferry skips the padding the writer adds (CANN does not, §2.7 "Asymmetry"): the block is
-    // dims + dynamic_bit_size − dims bytes of padding, and padding is less than one unit. A
-    // producer that leaves dynamic_bit_size 0 gets CANN's reading: the payload follows the dims.
+    // ferry skips the padding the writer adds (CANN does not, docs/cann-contract/tdt.md#padding):
+    // the block is dims + dynamic_bit_size − dims bytes of padding, and padding is less than one
+    // unit. A producer that leaves dynamic_bit_size 0 gets CANN's reading: the payload follows the
+    // dims.
     if (h.dynamic_bit_size == 0) {
         h.dynamic_bit_size = static_cast<std::uint32_t>(dims_bytes);
     }
@@ -72,7 +73,8 @@ struct WireSummary {
     }
     const auto len = static_cast<std::size_t>(h.data_len);
     out.is_name = tensor_like && h.version == k_wire_version_name;
-    // §2.7 step 6: markers get no dims and an undefined dtype; their dataLen is kept.
+    // docs/cann-contract/tdt.md#receive: markers get no dims and an undefined dtype; their dataLen
+    // is kept.
     out.fields = {kind,
                   tensor_like ? static_cast<DType>(h.dtype) : DType::undefined,
                   {dims_storage.data(), tensor_like ? h.dim_num : 0u},
