@@ -1,5 +1,5 @@
 #pragma once
-// ferry/runtime: the host-emulated CANN runtime (spec/runtime.md, docs/runtime.md).
+// ferry/runtime: the host-emulated CANN runtime (docs/cann-contract/runtime.md, docs/runtime.md).
 
 #include <ferry/runtime/allocation_registry.hpp>
 #include <ferry/runtime/config.hpp>

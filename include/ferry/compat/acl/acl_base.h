@@ -1,6 +1,6 @@
 /*
  * ferry-acl compat header: CANN's acl/acl_base.h spellings, prototypes, enum values and codes
- * (reference/tdt_facts.md §1.2–1.3, args_runtime_facts.md B.6). Compiles as C11 and as C++.
+ * (docs/cann-contract/README.md#status-codes-at-a-glance). Compiles as C11 and as C++.
  * Written for ferry; no CANN source is reproduced.
  */
 #ifndef INC_EXTERNAL_ACL_ACL_BASE_H_

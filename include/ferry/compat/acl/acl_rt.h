@@ -1,7 +1,7 @@
 /*
  * ferry-acl compat header: CANN's acl/acl_rt.h spellings, prototypes and enum values for the
- * runtime subset ferry implements (reference/args_runtime_facts.md B.6; docs/c-api.md lists every
- * function and where ferry differs from CANN). Compiles as C11 and as C++.
+ * runtime subset ferry implements (docs/cann-contract/runtime.md#functions; docs/c-api.md lists
+ * every function and where ferry differs from CANN). Compiles as C11 and as C++.
  * Written for ferry; no CANN source is reproduced.
  */
 #ifndef INC_EXTERNAL_ACL_ACL_RT_H_
@@ -98,7 +98,7 @@ typedef enum aclrtMemAttr {
 typedef void (*aclrtCallback)(void* userData);
 typedef void (*aclrtHostFunc)(void* args);
 
-/* ---- initialisation (reference counted; B.6) ---- */
+/* ---- initialisation (reference counted) ---- */
 ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 

@@ -1,12 +1,12 @@
 /*
  * ferry-acl compat header: CANN's acl/acl_tdt.h — the 23 acltdt* functions with CANN's spellings,
- * prototypes and enum values (reference/tdt_facts.md §1.1). Written for ferry; no CANN source is
- * reproduced.
+ * prototypes and enum values (docs/cann-contract/tdt.md#functions-and-enums). Written for ferry;
+ * no CANN source is reproduced.
  *
  * Unlike CANN's header this one compiles as C11 as well as C++: CANN declares a plain
  * `enum acltdtTensorType` and then uses the bare name in prototypes, which only C++ accepts; here
- * the enum is also typedef'd (spec/tdt.md §4). Behaviour, and where ferry differs from CANN:
- * docs/c-api.md ("TDT").
+ * the enum is also typedef'd (docs/cann-contract/tdt.md#functions-and-enums). Behaviour, and where
+ * ferry differs from CANN: docs/c-api.md ("TDT").
  */
 #ifndef INC_EXTERNAL_ACL_ACL_TDT_H_
 #define INC_EXTERNAL_ACL_ACL_TDT_H_

@@ -1,6 +1,6 @@
 /*
  * ferry-acl compat header: CANN's aclnn/acl_meta.h subset — the opaque aclTensor and
- * aclOpExecutor, aclnnStatus and its codes (reference/ffn_scheduler_facts.md §3.3), and
+ * aclOpExecutor, aclnnStatus and its codes (docs/cann-contract/afd.md#aclnnstatus-codes), and
  * aclCreateTensor / aclDestroyTensor with CANN's prototypes. Unlike CANN's (C++ only), this
  * compiles as C11 and as C++. Written for ferry; no CANN source is reproduced.
  */

@@ -1,6 +1,6 @@
 /*
  * ferry-acl compat header: CANN's aclnnop/aclnn_ffn_worker_scheduler.h — the two-phase
- * aclnnInplaceFfnWorkerScheduler API (reference/ffn_scheduler_facts.md §3; seed 004 §4).
+ * aclnnInplaceFfnWorkerScheduler API (docs/cann-contract/afd.md#aclnn-two-phase-api).
  * Compiles as C11 and as C++. Written for ferry; no CANN source is reproduced.
  */
 #ifndef OP_API_INC_ACLNN_FFN_WORKER_SCHEDULER_H_
@@ -19,7 +19,8 @@ extern "C" {
 #endif
 
 /* Phase 1: checks the arguments (null tensor → 161001; rank ≠ 1, empty tensor, executeMode ≠ 0 →
- * 161002) and makes the executor. syncGroupSize is checked by the kernel at run time (§3.2). */
+ * 161002) and makes the executor. syncGroupSize is checked by the kernel at run time
+ * (docs/cann-contract/afd.md#phase-1-getworkspacesize). */
 ACLNN_API aclnnStatus aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(aclTensor* scheduleContextRef,
                                                                      int32_t syncGroupSize,
                                                                      int32_t executeMode,
