@@ -1,4 +1,5 @@
-// The acltdt* data path against its baselines, all in one binary and run (spec/quality.md):
+// The acltdt* data path against its baselines, all in one binary and run
+// (docs/cann-contract/quality.md#measuring):
 //   large/memcpy_64MiB          one memcpy of 64 MiB between two warm buffers (the baseline)
 //   large/c_api_64MiB           acltdtSendTensor + acltdtReceiveTensor of one 64 MiB tensor
 //                               (target: >= 0.9x the memcpy's throughput: one copy in total)

@@ -1,9 +1,9 @@
 /*
- * CANN's TDT sample 1_channel_capacity (seed 000 §8.2, reference/tdt_facts.md §3.2) in C against
- * ferry-acl: a capacity-2 queue channel, three non-blocking sends. ferry's channel of capacity N
- * holds exactly N, so the second send succeeds and the third answers ACL_ERROR_RT_QUEUE_FULL
- * (207014); CANN's device ring holds N - 1 and would take the other branch at the second send.
- * Expected output: channel_capacity.expected.
+ * CANN's TDT sample 1_channel_capacity (docs/cann-contract/tdt.md#sample-1-channel-capacity) in C
+ * against ferry-acl: a capacity-2 queue channel, three non-blocking sends. ferry's channel of
+ * capacity N holds exactly N, so the second send succeeds and the third answers
+ * ACL_ERROR_RT_QUEUE_FULL (207014); CANN's device ring holds N - 1 and would take the other branch
+ * at the second send. Expected output: channel_capacity.expected.
  */
 #include "tdt_sample_utils.h"
 

@@ -1,8 +1,8 @@
 /*
- * CANN's TDT sample 0_simple_channel (seed 000 §8.1, reference/tdt_facts.md §3.1) in C against
- * ferry-acl: one process sends a 1x4 float tensor through a capacity-2 queue channel and receives
- * it back, printing the dataset before and after and the channel size around each step.
- * Expected output: simple_channel.expected (dims (1, 4): the seed README's "(2, 2)" is stale).
+ * CANN's TDT sample 0_simple_channel (docs/cann-contract/tdt.md#sample-0-simple-channel) in C
+ * against ferry-acl: one process sends a 1x4 float tensor through a capacity-2 queue channel and
+ * receives it back, printing the dataset before and after and the channel size around each step.
+ * Expected output: simple_channel.expected (dims (1, 4): the sample README's "(2, 2)" is stale).
  */
 #include "tdt_sample_utils.h"
 

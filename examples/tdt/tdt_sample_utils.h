@@ -1,7 +1,7 @@
 /*
  * Helpers of the two TDT channel samples (CANN's example/utils.h and tdt_common_utils.h, as
- * described in reference/tdt_facts.md §3), written in C for ferry-acl: the log macros print to
- * stdout with CANN's prefixes, CHECK_ERROR reports a failed call and returns -1.
+ * described in docs/cann-contract/tdt.md#samples), written in C for ferry-acl: the log macros print
+ * to stdout with CANN's prefixes, CHECK_ERROR reports a failed call and returns -1.
  */
 #ifndef FERRY_EXAMPLES_TDT_SAMPLE_UTILS_H
 #define FERRY_EXAMPLES_TDT_SAMPLE_UTILS_H

@@ -1,8 +1,9 @@
-// libFuzzer target: random sequences of acltdt* calls (spec/quality.md: "random sequences of C API
-// calls on handles"). Each input is a little program: every byte pair picks an operation and its
-// argument — create/destroy items, datasets and channels (queue and legacy), add, send, receive,
-// query, clean, stop, accessors — on handles that may be live, destroyed (stale), of the wrong
-// kind, or wild. The property: no crash, no sanitizer report, no hang, and a few invariants below.
+// libFuzzer target: random sequences of acltdt* calls on live and dead handles
+// (docs/cann-contract/quality.md#fuzzing). Each input is a little program: every byte pair picks an
+// operation and its argument — create/destroy items, datasets and channels (queue and legacy), add,
+// send, receive, query, clean, stop, accessors — on handles that may be live, destroyed (stale), of
+// the wrong kind, or wild. The property: no crash, no sanitizer report, no hang, and a few
+// invariants below.
 //
 // Calls never block forever: queue channels get timeouts 0 or 1 ms; a legacy channel (which only
 // takes -1) gets -1 only when a model of its queue says the call cannot block (or it is stopped),

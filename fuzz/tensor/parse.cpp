@@ -1,4 +1,5 @@
-// libFuzzer target for the message parser (spec/tdt.md §2: "the parser is total … fuzzed in CI").
+// libFuzzer target for the message parser, which is total (docs/cann-contract/tdt.md#parser; fuzzed
+// in CI, docs/cann-contract/quality.md#fuzzing).
 // Any input must parse or be rejected with a Status — no crash, no out-of-bounds read (ASan), no
 // UB (UBSan). When it parses, the forms must agree and the result must survive a second trip:
 // serialize(parse(m)) parses back equal (or is refused for a kind a sender may not send).
