@@ -2,7 +2,7 @@
 """Turns bench-channel's Google Benchmark JSON into the ratio table and plot of
 docs/performance/channel.md.
 
-    bench-channel --benchmark_repetitions=11 --benchmark_enable_random_interleaving=true \
+    bench-channel --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
         --benchmark_format=json > channel.json
     python3 tools/bench_channel_plot.py channel.json docs/performance
 
@@ -12,6 +12,18 @@ paired with the baseline repetition of the same index and the ratio is taken per
 shows the median ratio and its spread (interquartile range, and min..max) over the pairs.
 Prints the Markdown table on stdout; writes channel.png into the output folder (needs
 matplotlib: the Debian package python3-matplotlib, i.e. /usr/bin/python3 on the bench machines).
+
+Per target the table shows the median ratio, its spread and the fraction of paired repetitions
+at or above the target (at or below for "lower is better"). The verdict (docs/performance/
+channel.md, "Reading the table"):
+  met       at least MET_FRACTION of the pairs meet the target, over at least MIN_PAIRS pairs;
+  not met   the median pair misses it (fewer than half the pairs meet it);
+  mixed     in between: the median meets it, too many pairs do not;
+  too few   fewer than MIN_PAIRS pairs: no verdict.
+A latency row needs at least MIN_P99_SAMPLES samples per repetition for its p99; with fewer it
+gets no verdict ("p99 unsupported").
+Exits with status 1, printing the failed benchmarks, when any run reports error_occurred (a
+checksum mismatch: a message lost or duplicated): such a run is a failure, never a gap.
 """
 
 import json
@@ -34,16 +46,29 @@ MEASURES = {
     "wake": ("stop -> parked receiver running, p99 vs bare futex wake", "p99_us", "lower", 1.3, "us"),
 }
 P50 = {"overshoot", "wake"}
+MET_FRACTION = 0.9
+MIN_PAIRS = 10
+MIN_P99_SAMPLES = 1000
+
+
+class BenchError(Exception):
+    """The input holds a failed benchmark run."""
 
 
 def load_runs(path):
     """{(measure, param): {side: {repetition: run}}} for the iteration runs (no aggregates)."""
     runs = defaultdict(lambda: defaultdict(dict))
+    errors = []
     for run in json.loads(Path(path).read_text())["benchmarks"]:
-        if run.get("run_type") == "aggregate" or run.get("error_occurred"):
+        if run.get("error_occurred"):
+            errors.append(f"{run.get('name', run.get('run_name'))}: {run.get('error_message', 'error')}")
+            continue
+        if run.get("run_type") == "aggregate":
             continue
         measure, side, param = run["run_name"].split("/")[:3]
         runs[(measure, param)][side][run.get("repetition_index", 0)] = run
+    if errors:
+        raise BenchError("failed benchmark runs (the whole run is void):\n  " + "\n  ".join(errors))
     return runs
 
 
@@ -81,18 +106,38 @@ def summarise(runs):
         if measure in P50:
             row["ours_p50"] = statistics.median(sides["ferry"][r]["p50_us"] for r in reps)
             row["theirs_p50"] = statistics.median(sides["baseline"][r]["p50_us"] for r in reps)
-        if target is None:
-            row["met"] = None
-        else:
-            row["met"] = row["ratio"] >= target if better == "higher" else row["ratio"] <= target
+        samples = [sides[s][r].get("samples") for s in ("ferry", "baseline") for r in reps]
+        # A run from before the sample count was recorded counts as 0 samples: no verdict.
+        row["samples"] = None if metric != "p99_us" else min((x or 0) for x in samples)
+        row["verdict"], row["fraction"] = verdict(ratios, better, target, row["samples"])
         rows.append(row)
     return rows
 
 
+def meets(ratio, better, target):
+    return ratio >= target if better == "higher" else ratio <= target
+
+
+def verdict(ratios, better, target, samples):
+    """(verdict, fraction of pairs meeting the target): the rule in the module docstring."""
+    if target is None:
+        return "n/a", None
+    if samples is not None and samples < MIN_P99_SAMPLES:
+        return f"p99 unsupported ({samples:.0f} samples)", None
+    fraction = sum(meets(r, better, target) for r in ratios) / len(ratios)
+    if len(ratios) < MIN_PAIRS:
+        return f"too few pairs ({len(ratios)})", fraction
+    if fraction >= MET_FRACTION:
+        return "met", fraction
+    if fraction < 0.5:
+        return "not met", fraction
+    return "mixed", fraction
+
+
 def table(rows):
     lines = [
-        "| measure | capacity / case | ferry (median) | baseline (median) | ratio median | ratio IQR | ratio min..max | target | met |",
-        "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
+        "| measure | capacity / case | ferry (median) | baseline (median) | ratio median | ratio IQR | ratio min..max | target | pairs meeting it | verdict |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|",
     ]
     for r in rows:
         extra = ""
@@ -100,13 +145,15 @@ def table(rows):
             extra = f" (p50 {r['ours_p50']:.0f} vs {r['theirs_p50']:.0f} us)"
         sign = ">=" if r["better"] == "higher" else "<="
         goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
-        met = "n/a" if r["met"] is None else ("yes" if r["met"] else "no")
+        share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
             f"| {r['ratio']:.2f}x | {r['iqr'][0]:.2f}..{r['iqr'][1]:.2f} | {r['range'][0]:.2f}..{r['range'][1]:.2f} "
-            f"| {goal} | {met} |")
+            f"| {goal} | {share} | {r['verdict']} |")
     lines.append("")
-    lines.append(f"Pairs per row: {min(r['n'] for r in rows)}..{max(r['n'] for r in rows)} repetitions.")
+    lines.append(f"Pairs per row: {min(r['n'] for r in rows)}..{max(r['n'] for r in rows)} repetitions. "
+                 f"Verdict: met = at least {MET_FRACTION:.0%} of at least {MIN_PAIRS} pairs meet the target; "
+                 f"not met = fewer than half do; mixed = in between.")
     return "\n".join(lines)
 
 
@@ -123,7 +170,8 @@ def plot(rows, out_dir):
     medians = [r["ratio"] for r in rows]
     low = [r["ratio"] - r["iqr"][0] for r in rows]
     high = [r["iqr"][1] - r["ratio"] for r in rows]
-    colours = ["tab:grey" if r["met"] is None else "tab:green" if r["met"] else "tab:red" for r in rows]
+    palette = {"met": "tab:green", "not met": "tab:red", "mixed": "tab:orange"}
+    colours = [palette.get(r["verdict"], "tab:grey") for r in rows]
     xs = range(len(rows))
     ax.bar(xs, medians, yerr=[low, high], color=colours, capsize=3)
     for x, r in zip(xs, rows):
@@ -134,7 +182,7 @@ def plot(rows, out_dir):
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_yscale("log")
     ax.set_ylabel("ferry / baseline (median, IQR bars; black tick = target)")
-    ax.set_title("ferry channel vs baselines, same binary and run (green: target met; grey: no target)")
+    ax.set_title("ferry vs baselines, same run (green: met, orange: mixed, red: not met, grey: no verdict)")
     fig.tight_layout()
     out = Path(out_dir) / "channel.png"
     fig.savefig(out, dpi=120)
@@ -145,7 +193,11 @@ def main(argv):
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    rows = summarise(load_runs(argv[1]))
+    try:
+        rows = summarise(load_runs(argv[1]))
+    except BenchError as error:
+        print(error, file=sys.stderr)
+        return 1
     if not rows:
         print("no ferry/baseline pairs in the input", file=sys.stderr)
         return 1

@@ -3,7 +3,9 @@
 //   overshoot/*  how late a 1 ms timed receive on an empty channel returns, vs a bare
 //                FUTEX_WAIT_BITSET loop on the same deadline;
 //   wake/*       stop() -> a parked receiver running again, vs a bare futex store + wake.
-// Each iteration takes k_samples and reports p50_us and p99_us as counters.
+// Each iteration takes k_samples and reports p50_us, p99_us and the sample count as counters.
+// A p99 needs enough samples above it to mean anything: with 1000 there are 10 beyond it (with
+// the 60 of an earlier version it was the second-largest sample, i.e. noise).
 #include "harness.hpp"
 
 #include <atomic>
@@ -19,7 +21,8 @@ using namespace std::chrono_literals;
 using ferry::bench::clock;
 using ferry::bench::quantile;
 
-constexpr int k_samples = 60;
+constexpr int k_samples = 1000;
+static_assert(k_samples >= 1000, "a p99 needs at least 1000 samples");
 constexpr auto k_wait = 1ms;
 
 double micros(clock::duration d) {
@@ -29,6 +32,7 @@ double micros(clock::duration d) {
 void report(benchmark::State& state, std::vector<double>& samples) {
     state.counters["p50_us"] = quantile(samples, 0.50);
     state.counters["p99_us"] = quantile(samples, 0.99);
+    state.counters["samples"] = static_cast<double>(samples.size()); // the script checks it
 }
 
 void overshoot_ferry(benchmark::State& state) {

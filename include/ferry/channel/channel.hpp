@@ -16,6 +16,9 @@
 //   wait that expires answers timed_out.
 // - stop(): sticky and idempotent; wakes every blocked sender and receiver at once. Afterwards
 //   send answers stopped; receive drains what is queued without blocking, then answers stopped.
+// - mpmc: a receive (or clear) that finds the next position claimed by a send that has not yet
+//   published waits for that send rather than answering empty / stopped; every send that
+//   answered ok is received or cleared (docs/channel.md, "A send in flight").
 // - clear(): destroys the queued items and wakes blocked senders.
 // - size(): exact when no operation is in flight (and always within [0, capacity]).
 // - spsc: at most one thread sends and one thread receives (or clears) at a time; mpmc: any.
@@ -39,6 +42,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -151,7 +155,13 @@ public:
     // Destroys the queued items and wakes blocked senders; returns how many were dropped.
     // spsc: call it from the receiving side (it is a receive of everything).
     std::size_t clear() noexcept {
-        const std::size_t dropped = ring_.clear();
+        std::size_t dropped = 0;
+        if constexpr (Policy::multi_consumer) {
+            PendingWait wait(blocked_.count, false); // a send in flight at the head is waited for
+            dropped = ring_.clear(wait);
+        } else {
+            dropped = ring_.clear();
+        }
         slots_.notify();
         return dropped;
     }
@@ -226,9 +236,10 @@ private:
         return Status::ok;
     }
 
+    // `counted`: the caller is already counted in blocked() (see PendingWait).
     template <typename Consume>
-    Status attempt_receive(Consume& consume) noexcept {
-        if (pop(consume)) {
+    Status attempt_receive(Consume& consume, bool counted = false) noexcept {
+        if (pop(consume, counted)) {
             return Status::ok;
         }
         if (!flags_.stopped.load(std::memory_order_acquire)) {
@@ -236,41 +247,71 @@ private:
         }
         // Stopped: drain. Try once more, so an item whose send completed before stop() is still
         // delivered even if it landed between the first attempt and the flag load.
-        return pop(consume) ? Status::ok : Status::stopped;
+        return pop(consume, counted) ? Status::ok : Status::stopped;
     }
 
     template <typename Consume>
-    bool pop(Consume& consume) noexcept {
-        if (!ring_.try_pop(consume)) {
+    bool pop(Consume& consume, bool counted) noexcept {
+        if (!take(consume, counted)) {
             return false;
         }
         slots_.notify();
         return true;
     }
 
+    // One item from the ring. mpmc: a head position that a sender has claimed but not yet
+    // published is waited for, not reported empty (docs/channel.md, "A send in flight"): sends
+    // behind it may have answered ok already, and stop / destroy would otherwise lose them.
+    template <typename Consume>
+    bool take(Consume& consume, bool counted) noexcept {
+        if constexpr (Policy::multi_consumer) {
+            const detail::PopResult r = ring_.try_pop(consume);
+            if (r == detail::PopResult::pending) [[unlikely]] {
+                return take_when_published(consume, counted);
+            }
+            return r == detail::PopResult::popped;
+        } else {
+            return ring_.try_pop(consume);
+        }
+    }
+
+    template <typename Consume>
+    [[gnu::noinline]] bool take_when_published(Consume& consume, bool counted) noexcept {
+        PendingWait wait(blocked_.count, counted);
+        for (;;) {
+            wait();
+            if (const detail::PopResult r = ring_.try_pop(consume);
+                r != detail::PopResult::pending) {
+                return r == detail::PopResult::popped;
+            }
+        }
+    }
+
     // The waiting parts, out of line: a call reaches them only after its first attempt failed.
     [[gnu::noinline]] Status send_blocking(T& value, clock::time_point deadline) noexcept {
         return wait(slots_, deadline, Status::full,
-                    [this, &value]() noexcept { return attempt_send(value); });
+                    [this, &value](bool) noexcept { return attempt_send(value); });
     }
 
     template <typename Consume>
     [[gnu::noinline]] Status receive_blocking(Consume& consume,
                                               clock::time_point deadline) noexcept {
-        return wait(items_, deadline, Status::empty,
-                    [this, &consume]() noexcept { return attempt_receive(consume); });
+        return wait(items_, deadline, Status::empty, [this, &consume](bool counted) noexcept {
+            return attempt_receive(consume, counted);
+        });
     }
 
     // Waits on `event` (spin, then park) until `attempt` answers something other than `busy` or
     // the deadline passes. A deadline already past behaves as no_wait (one more attempt). The
     // attempt runs after every wake-up before the deadline is looked at, so a notification is
-    // never dropped by a waiter that is about to time out.
+    // never dropped by a waiter that is about to time out. attempt(counted): `counted` says
+    // whether this thread is already counted in blocked().
     template <typename Attempt>
     Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
                 Attempt attempt) noexcept {
         const bool bounded = deadline != clock::time_point::max();
         if (bounded && deadline <= clock::now()) {
-            return attempt();
+            return attempt(false);
         }
         // Back off (1, 2, 4, then k_max_backoff pauses between tries) so that a waiting side
         // polls the other side's index line less often; capped low, because every pause between
@@ -280,7 +321,7 @@ private:
             for (unsigned i = 0; i < pause; ++i) {
                 detail::cpu_relax();
             }
-            if (const Status s = attempt(); s != busy) {
+            if (const Status s = attempt(false); s != busy) {
                 return s;
             }
             pause = pause < k_max_backoff ? 2 * pause : pause;
@@ -290,14 +331,14 @@ private:
         const BlockedScope scope(blocked_.count);
         for (;;) {
             const auto key = event.prepare_wait();
-            if (const Status s = attempt(); s != busy) {
+            if (const Status s = attempt(true); s != busy) {
                 return s;
             }
             if (bounded && clock::now() >= deadline) {
                 return Status::timed_out;
             }
             event.wait_until(key, deadline);
-            if (const Status s = attempt(); s != busy) {
+            if (const Status s = attempt(true); s != busy) {
                 return s;
             }
         }
@@ -315,6 +356,44 @@ private:
 
     private:
         std::atomic<std::size_t>& count_;
+    };
+
+    // Waits out a send in flight at the head of an mpmc ring, one step per call: pauses first
+    // (the publication is a move and a store away when the sender is running), then yields, so a
+    // preempted sender gets the CPU back. Counted in blocked() from the first yield on: a thread
+    // held up by someone else's send is waiting too, and tests can see it.
+    class PendingWait {
+    public:
+        // counted: the thread is already counted (it is in the parking part of a wait).
+        PendingWait(std::atomic<std::size_t>& count, bool counted) noexcept
+            : count_(count), counted_(counted) {}
+        ~PendingWait() {
+            if (owns_count_) {
+                count_.fetch_sub(1, std::memory_order_release); // as BlockedScope's
+            }
+        }
+        PendingWait(const PendingWait&) = delete;
+        PendingWait& operator=(const PendingWait&) = delete;
+
+        void operator()() noexcept {
+            if (pauses_ < k_pending_pauses) {
+                ++pauses_;
+                detail::cpu_relax();
+                return;
+            }
+            if (!counted_) {
+                count_.fetch_add(1, std::memory_order_relaxed);
+                counted_ = owns_count_ = true;
+            }
+            std::this_thread::yield();
+        }
+
+    private:
+        static constexpr unsigned k_pending_pauses = 64;
+        std::atomic<std::size_t>& count_;
+        bool counted_;
+        bool owns_count_ = false;
+        unsigned pauses_ = 0;
     };
 
     struct alignas(detail::k_false_sharing_range) Flags {

@@ -22,9 +22,12 @@
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
 #include <memory>
+#include <thread>
 #include <utility>
 
 namespace ferry::detail {
+
+enum class PopResult { popped, empty, pending };
 
 template <typename T, std::size_t Capacity>
 class MpmcRing {
@@ -70,9 +73,13 @@ public:
         }
     }
 
-    // Any thread. Calls consume(T&) with the oldest item, then destroys it.
+    // Any thread. Calls consume(T&) with the oldest item, then destroys it, and answers popped.
+    // `pending`: a sender has claimed the head position and not yet published its item (it is
+    // between its CAS and its store, a move and a release store away); the caller must wait and
+    // try again, not report "empty" — sends behind it may already have answered ok.
+    // Checking the tail is the only work this adds, and only when the head is not published.
     template <typename Consume>
-    bool try_pop(Consume&& consume) noexcept {
+    PopResult try_pop(Consume&& consume) noexcept {
         std::uint64_t pos = head_.position.load(std::memory_order_relaxed);
         for (;;) {
             const std::size_t cell = pos % capacity();
@@ -82,10 +89,15 @@ public:
                     std::forward<Consume>(consume)(slots_[cell]);
                     slots_.destroy(cell);
                     turns_[cell].store(pos + capacity(), std::memory_order_release);
-                    return true;
+                    return PopResult::popped;
                 }
             } else if (turn < pos + 1) {
-                return false; // nothing published at this position yet: empty
+                // Not published. A tail beyond `pos` means `pos` is claimed (loaded after the
+                // turn, so a claim made since is seen too: the retry then finds it or a newer
+                // head). A send that answered ok before this call moved the tail past its own
+                // position, so it is never missed here.
+                return tail_.position.load(std::memory_order_relaxed) > pos ? PopResult::pending
+                                                                            : PopResult::empty;
             } else {
                 pos = head_.position.load(std::memory_order_relaxed);
             }
@@ -93,13 +105,26 @@ public:
     }
 
     // Any thread. Destroys up to capacity() queued items (bounded, so senders that keep refilling
-    // cannot keep it running); returns how many.
-    std::size_t clear() noexcept {
+    // cannot keep it running), waiting for a send in flight at the head; returns how many.
+    // `wait` is called once per retry of a pending head (the channel counts itself as blocked).
+    template <typename Wait>
+    std::size_t clear(Wait&& wait) noexcept {
         std::size_t dropped = 0;
-        while (dropped < capacity() && try_pop([](T&) noexcept {})) {
-            ++dropped;
+        while (dropped < capacity()) {
+            const PopResult r = try_pop([](T&) noexcept {});
+            if (r == PopResult::empty) {
+                break;
+            }
+            if (r == PopResult::pending) {
+                wait();
+            } else {
+                ++dropped;
+            }
         }
         return dropped;
+    }
+    std::size_t clear() noexcept {
+        return clear([] { std::this_thread::yield(); });
     }
 
     // Any thread. Exact when no push or pop is in flight; within [0, capacity] always.
