@@ -129,6 +129,16 @@ public:
         }
         return context;
     }
+    // The same, shared: a holder (ferry-acl's handle tables keep weak ones) knows the object, not
+    // just an address that a later context may get.
+    [[nodiscard]] Result<std::shared_ptr<const Context>> current_context_ref() const {
+        std::lock_guard lock(mutex_);
+        const Context* context = live_current();
+        if (context == nullptr) {
+            return Status::rt_context_null;
+        }
+        return std::shared_ptr<const Context>(contexts_.at(context).context);
+    }
 
     [[nodiscard]] Result<std::int32_t> current_device() const {
         const auto context = current_context();
@@ -138,13 +148,16 @@ public:
 
     // aclrtCreateContext: a new explicit context on `device`, made current.
     [[nodiscard]] Result<const Context*> create_context(std::int32_t device) {
+        return raw(create_context_ref(device));
+    }
+    [[nodiscard]] Result<std::shared_ptr<const Context>> create_context_ref(std::int32_t device) {
         if (const Status s = check_device(device); failed(s)) {
             return s;
         }
         std::lock_guard lock(mutex_);
         const Context* context = add_context(device, 0, false);
         make_current(context);
-        return context;
+        return std::shared_ptr<const Context>(contexts_.at(context).context);
     }
 
     // aclrtDestroyContext: explicit contexts only; unknown or primary → rt_param_invalid.
@@ -168,14 +181,15 @@ public:
         return Status::ok;
     }
 
-    // aclrtCreateStream on the current context.
-    [[nodiscard]] Result<Stream*> create_stream() {
+    // aclrtCreateStream on the current context (the _ref form: see current_context_ref).
+    [[nodiscard]] Result<Stream*> create_stream() { return raw(create_stream_ref()); }
+    [[nodiscard]] Result<std::shared_ptr<Stream>> create_stream_ref() {
         std::lock_guard lock(mutex_);
         const Context* context = live_current();
         if (context == nullptr) {
             return Status::rt_context_null;
         }
-        return add_stream(context, false);
+        return streams_.at(add_stream(context, false)).stream;
     }
 
     // aclrtDestroyStream: takes a created stream out of the tables (the caller drains it). The
@@ -226,7 +240,8 @@ public:
         return found;
     }
 
-    [[nodiscard]] Result<Event*> create_event() {
+    [[nodiscard]] Result<Event*> create_event() { return raw(create_event_ref()); }
+    [[nodiscard]] Result<std::shared_ptr<Event>> create_event_ref() {
         std::lock_guard lock(mutex_);
         const Context* context = live_current();
         if (context == nullptr) {
@@ -234,9 +249,9 @@ public:
         }
         auto event = std::make_shared<Event>(detail::next_object_id(), context->device());
         Event* handle = event.get();
-        events_.emplace(handle, EventEntry{std::move(event), context});
+        events_.emplace(handle, EventEntry{event, context});
         contexts_.at(context).events.push_back(handle);
-        return handle;
+        return event;
     }
 
     [[nodiscard]] Status destroy_event(const Event* handle) {
@@ -273,6 +288,14 @@ public:
     }
 
 private:
+    template <typename T>
+    [[nodiscard]] static Result<T*> raw(const Result<std::shared_ptr<T>>& shared) {
+        if (!shared) {
+            return shared.status();
+        }
+        return shared->get();
+    }
+
     struct PrimarySlot {
         const Context* context = nullptr;
         std::uint32_t refs = 0;

@@ -89,6 +89,14 @@ public:
     [[nodiscard]] Result<const Context*> current_context() const {
         return devices_.current_context();
     }
+    // The _ref forms hand out the object itself, shared: ferry-acl keeps a weak reference per C
+    // handle, so that a handle stays tied to its object and never to a later one at its address.
+    [[nodiscard]] Result<std::shared_ptr<const Context>> create_context_ref(std::int32_t device) {
+        return devices_.create_context_ref(device);
+    }
+    [[nodiscard]] Result<std::shared_ptr<const Context>> current_context_ref() const {
+        return devices_.current_context_ref();
+    }
     [[nodiscard]] Result<const Context*> primary_context(std::int32_t device,
                                                          std::uint32_t ts = 0) const {
         return devices_.primary_context(device, ts);
@@ -131,6 +139,9 @@ public:
 
     // ---- streams (stream.hpp); a null Stream* is the current context's default stream ----
     [[nodiscard]] Result<Stream*> create_stream() { return devices_.create_stream(); }
+    [[nodiscard]] Result<std::shared_ptr<Stream>> create_stream_ref() {
+        return devices_.create_stream_ref();
+    }
     [[nodiscard]] Status destroy_stream(Stream* stream);
     [[nodiscard]] Status synchronize_stream(Stream* stream, Timeout timeout = forever);
     // True when every task queued on the stream has finished (aclrtStreamQuery).
@@ -141,6 +152,9 @@ public:
 
     // ---- events (event.hpp) ----
     [[nodiscard]] Result<Event*> create_event() { return devices_.create_event(); }
+    [[nodiscard]] Result<std::shared_ptr<Event>> create_event_ref() {
+        return devices_.create_event_ref();
+    }
     [[nodiscard]] Status destroy_event(Event* event) { return devices_.destroy_event(event); }
     [[nodiscard]] Status record_event(Event* event, Stream* stream);
     [[nodiscard]] Result<EventStatus> query_event(Event* event) const;

@@ -1,8 +1,8 @@
 #pragma once
-// The shim's aclTensor and aclOpExecutor (opaque to C callers) and their live-handle tables.
+// The shim's aclTensor (opaque to C callers) and its handle table (../handle_table.hpp).
 
+#include "../handle_table.hpp"
 #include "aclnn/acl_meta.h"
-#include "live_handles.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -20,7 +20,7 @@ struct aclTensor {
 
 namespace ferry::acl {
 
-LiveHandles<aclTensor>& tensors();
+HandleTable<aclTensor>& tensors();
 
 // The product of `dims` (1 for none); nullopt when it overflows 64 bits.
 std::optional<std::uint64_t> element_count(const std::vector<std::int64_t>& dims) noexcept;

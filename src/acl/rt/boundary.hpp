@@ -5,9 +5,8 @@
 // default: spec/runtime.md, Logging) — never on stdout.
 //
 // The shim holds no logic of its own: it checks the C arguments CANN checks, converts handles
-// (aclrtStream ⇄ ferry::Stream*, aclrtEvent ⇄ ferry::Event*, aclrtContext ⇄ ferry::Context*;
-// the runtime validates each against its tables) and returns the runtime's Status, whose values
-// are CANN's aclError codes.
+// (aclrtStream, aclrtEvent, aclrtContext are tokens for the runtime's objects: runtime_handles.hpp)
+// and returns the runtime's Status, whose values are CANN's aclError codes.
 
 #include "acl/acl_base.h"
 
@@ -76,16 +75,6 @@ template <typename Use>
         return booted.status();
     }
     return use(**booted);
-}
-
-[[nodiscard]] inline Stream* to_stream(void* handle) noexcept {
-    return static_cast<Stream*>(handle);
-}
-[[nodiscard]] inline Event* to_event(void* handle) noexcept {
-    return static_cast<Event*>(handle);
-}
-[[nodiscard]] inline const Context* to_context(void* handle) noexcept {
-    return static_cast<const Context*>(handle);
 }
 
 } // namespace ferry::acl

@@ -1,10 +1,12 @@
 // Devices and contexts: aclrtSetDevice / ResetDevice / ResetDeviceForce / GetDevice /
 // GetDeviceCount / GetRunMode / SynchronizeDevice and aclrtCreateContext / DestroyContext /
 // SetCurrentContext / GetCurrentContext (B.3, B.6). Out-pointers are checked first and written
-// only on success (bad input changes nothing).
+// only on success (bad input changes nothing). Context handles are tokens (runtime_handles.hpp):
+// one per context, never reused, so a destroyed or reset context's handle stays rejected.
 
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+#include "runtime_handles.hpp"
 
 #include <ferry/runtime/runtime.hpp>
 
@@ -83,11 +85,16 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext* context, int32_t d
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto created = rt.create_context(deviceId);
+            const auto created = rt.create_context_ref(deviceId);
             if (!created) {
                 return created.status();
             }
-            *context = const_cast<ferry::Context*>(*created);
+            try {
+                *context = acl::to_handle<void>(acl::contexts().token_for(*created));
+            } catch (...) { // no handle for it: it must not stay behind
+                (void)rt.destroy_context(created->get());
+                throw;
+            }
             return Status::ok;
         });
     });
@@ -98,8 +105,10 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
         if (context == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.destroy_context(acl::to_context(context)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::contexts().destroy(
+                context, [&](const ferry::Context* c) { return rt.destroy_context(c); });
+        });
     });
 }
 
@@ -108,8 +117,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
         if (context == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.set_current_context(acl::to_context(context)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::contexts().with(
+                context, [&](const ferry::Context* c) { return rt.set_current_context(c); });
+        });
     });
 }
 
@@ -119,11 +130,11 @@ ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto current = rt.current_context();
+            const auto current = rt.current_context_ref();
             if (!current) {
                 return current.status();
             }
-            *context = const_cast<ferry::Context*>(*current);
+            *context = acl::to_handle<void>(acl::contexts().token_for(*current));
             return Status::ok;
         });
     });

@@ -14,6 +14,7 @@
 #include "aclnn_tensor.hpp"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
 #include "boundary.hpp"
+#include "runtime_handles.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -39,9 +40,10 @@ struct aclOpExecutor {
 namespace ferry::acl {
 namespace {
 
-LiveHandles<aclOpExecutor>& executors() {
-    static auto* const live = new LiveHandles<aclOpExecutor>; // leaked: usable during process exit
-    return *live;
+HandleTable<aclOpExecutor>& executors() {
+    // leaked: usable during process exit
+    static auto* const table = new HandleTable<aclOpExecutor>(HandleKind::executor);
+    return *table;
 }
 
 // Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor (§3.2, steps 4–5).
@@ -98,19 +100,23 @@ aclnnStatus get_workspace_size(aclTensor* tensor, std::int32_t sync_group_size,
     auto run = std::make_unique<aclOpExecutor>();
     run->sync_group_size = sync_group_size;
     run->execute_mode = execute_mode;
-    aclnnStatus checked = ACLNN_ERR_PARAM_INVALID; // a handle that is not a live tensor
-    tensors().with(tensor,
-                   [&](const aclTensor& t) { checked = describe_context(t, execute_mode, *run); });
-    if (checked != ACLNN_SUCCESS) {
+    const std::shared_ptr<aclTensor> described = tensors().find(tensor);
+    if (described == nullptr) {
+        return ACLNN_ERR_PARAM_INVALID; // not a live tensor
+    }
+    if (const aclnnStatus checked = describe_context(*described, execute_mode, *run);
+        checked != ACLNN_SUCCESS) {
         return checked;
     }
-    *executor = executors().adopt(std::move(run));
+    *executor = to_handle<aclOpExecutor>(executors().add(std::move(run)));
     *workspace_size = 0;
     return ACLNN_SUCCESS;
 }
 
 // Queues the kernel; the executor is consumed only when the task is queued (CANN executors are
-// single-use), so a call rejected for its arguments can be retried.
+// single-use), so a call rejected for its arguments can be retried. Take-or-use is one step: the
+// executor leaves its table in the same critical section that queues its task, so of two threads
+// launching one executor at once exactly one queues it and the other finds it gone.
 aclnnStatus launch(void* workspace, std::uint64_t workspace_size, aclOpExecutor* executor,
                    aclrtStream stream) {
     if (executor == nullptr || (workspace_size != 0 && workspace == nullptr)) {
@@ -121,19 +127,25 @@ aclnnStatus launch(void* workspace, std::uint64_t workspace_size, aclOpExecutor*
         return ACLNN_ERR_RUNTIME_ERROR;
     }
     Runtime* rt = *booted;
-    Status queued = Status::ok;
-    const bool live = executors().with(executor, [&](const aclOpExecutor& run) {
-        queued = rt->launch_host_task(
-            to_stream(stream), [rt, run] { return run_kernel(*rt, run); }, "FfnWorkerScheduler");
+    const Token token = to_token(executor);
+    bool live = false;
+    const Status queued = with_stream(stream, [&](Stream* s) {
+        Status status = Status::ok;
+        (void)executors().take_if(token, [&](const aclOpExecutor& run) {
+            live = true;
+            status = rt->launch_host_task(
+                s, [rt, run] { return run_kernel(*rt, run); }, "FfnWorkerScheduler");
+            return succeeded(status);
+        });
+        return status;
     });
-    if (!live) {
+    if (!live && executors().find(token) == nullptr) {
         return ACLNN_ERR_PARAM_INVALID; // never made, or already run
     }
     if (failed(queued)) {
         note_failure("aclnnInplaceFfnWorkerScheduler", to_code(queued), name_of(queued));
         return ACLNN_ERR_RUNTIME_ERROR;
     }
-    executors().take(executor);
     return ACLNN_SUCCESS;
 }
 

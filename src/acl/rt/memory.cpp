@@ -7,6 +7,7 @@
 #include "../c_enum.hpp"
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+#include "runtime_handles.hpp"
 
 #include <cstdint>
 #include <ferry/runtime/memory.hpp>
@@ -73,7 +74,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* 
                                          aclrtMemcpyKind kind) {
     return acl::guarded("aclrtMemcpy", [&] {
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.memcpy(dst, destMax, src, count, static_cast<MemcpyKind>(acl::raw_value(kind)));
+            return rt.memcpy(dst, destMax, src, count,
+                             static_cast<MemcpyKind>(acl::raw_value(kind)));
         });
     });
 }
@@ -83,8 +85,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
                                               aclrtStream stream) {
     return acl::guarded("aclrtMemcpyAsync", [&] {
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.memcpy_async(dst, destMax, src, count, static_cast<MemcpyKind>(acl::raw_value(kind)),
-                                   acl::to_stream(stream));
+            return acl::with_stream(stream, [&](ferry::Stream* s) {
+                return rt.memcpy_async(dst, destMax, src, count,
+                                       static_cast<MemcpyKind>(acl::raw_value(kind)), s);
+            });
         });
     });
 }
@@ -101,7 +105,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int
                                               size_t count, aclrtStream stream) {
     return acl::guarded("aclrtMemsetAsync", [&] {
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.memset_async(devPtr, maxCount, value, count, acl::to_stream(stream));
+            return acl::with_stream(stream, [&](ferry::Stream* s) {
+                return rt.memset_async(devPtr, maxCount, value, count, s);
+            });
         });
     });
 }

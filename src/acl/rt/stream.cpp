@@ -3,18 +3,43 @@
 // RecordEvent / QueryEvent(Status) / SynchronizeEvent / EventElapsedTime (spec/runtime.md,
 // Streams and events). A null aclrtStream is the current context's default stream, as in CANN; a
 // null handle where CANN requires one is ACL_ERROR_INVALID_PARAM; a stale or foreign handle is
-// the runtime's ACL_ERROR_RT_PARAM_INVALID, never a dereference.
+// ACL_ERROR_RT_PARAM_INVALID, never a dereference — also when a later stream or event got the
+// destroyed one's address (runtime_handles.hpp: handles are tokens, never reused).
 
 #include "acl/acl_rt.h"
 #include "boundary.hpp"
+#include "runtime_handles.hpp"
 
 #include <cstdint>
 #include <ferry/core/timeout.hpp>
 #include <ferry/runtime/runtime.hpp>
+#include <memory>
+#include <type_traits>
 
 namespace acl = ferry::acl;
 using ferry::Runtime;
 using ferry::Status;
+
+namespace {
+
+// A token for a stream or event the runtime just made; if the token cannot be made (out of
+// memory), the object is destroyed again before the exception goes on: nothing is left behind.
+template <typename T>
+ferry::acl::Token register_or_destroy(Runtime& rt, ferry::acl::RuntimeHandles<T>& handles,
+                                      const std::shared_ptr<T>& object) {
+    try {
+        return handles.add(object);
+    } catch (...) {
+        if constexpr (std::is_same_v<T, ferry::Stream>) {
+            (void)rt.destroy_stream(object.get());
+        } else {
+            (void)rt.destroy_event(object.get());
+        }
+        throw;
+    }
+}
+
+} // namespace
 
 extern "C" {
 
@@ -24,11 +49,11 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto created = rt.create_stream();
+            const auto created = rt.create_stream_ref();
             if (!created) {
                 return created.status();
             }
-            *stream = *created;
+            *stream = acl::to_handle<void>(register_or_destroy(rt, acl::streams(), *created));
             return Status::ok;
         });
     });
@@ -39,16 +64,20 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
         if (stream == nullptr) {
             return Status::invalid_param; // the default stream is not destroyed by the caller
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.destroy_stream(acl::to_stream(stream)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::streams().destroy(stream,
+                                          [&](ferry::Stream* s) { return rt.destroy_stream(s); });
+        });
     });
 }
 
 // A task failure since the previous synchronize (e.g. a failed aclnn kernel) is returned here.
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
     return acl::guarded("aclrtSynchronizeStream", [&] {
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.synchronize_stream(acl::to_stream(stream)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::with_stream(stream,
+                                    [&](ferry::Stream* s) { return rt.synchronize_stream(s); });
+        });
     });
 }
 
@@ -61,8 +90,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream strea
         if (!wait || timeout == 0) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.synchronize_stream(acl::to_stream(stream), *wait); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::with_stream(
+                stream, [&](ferry::Stream* s) { return rt.synchronize_stream(s, *wait); });
+        });
     });
 }
 
@@ -72,12 +103,14 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto idle = rt.query_stream(acl::to_stream(stream));
-            if (!idle) {
-                return idle.status();
-            }
-            *status = *idle ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
-            return Status::ok;
+            return acl::with_stream(stream, [&](ferry::Stream* s) {
+                const auto idle = rt.query_stream(s);
+                if (!idle) {
+                    return idle.status();
+                }
+                *status = *idle ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+                return Status::ok;
+            });
         });
     });
 }
@@ -88,7 +121,10 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.stream_wait_event(acl::to_stream(stream), acl::to_event(event));
+            return acl::with_stream(stream, [&](ferry::Stream* s) {
+                return acl::events().with(
+                    event, [&](ferry::Event* e) { return rt.stream_wait_event(s, e); });
+            });
         });
     });
 }
@@ -100,8 +136,10 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFu
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.launch_host_task(
-                acl::to_stream(stream), [func, args] { func(args); }, "host_func");
+            return acl::with_stream(stream, [&](ferry::Stream* s) {
+                return rt.launch_host_task(
+                    s, [func, args] { func(args); }, "host_func");
+            });
         });
     });
 }
@@ -112,11 +150,11 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto created = rt.create_event();
+            const auto created = rt.create_event_ref();
             if (!created) {
                 return created.status();
             }
-            *event = *created;
+            *event = acl::to_handle<void>(register_or_destroy(rt, acl::events(), *created));
             return Status::ok;
         });
     });
@@ -127,8 +165,10 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
         if (event == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.destroy_event(acl::to_event(event)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::events().destroy(event,
+                                         [&](ferry::Event* e) { return rt.destroy_event(e); });
+        });
     });
 }
 
@@ -138,7 +178,10 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            return rt.record_event(acl::to_event(event), acl::to_stream(stream));
+            return acl::events().with(event, [&](ferry::Event* e) {
+                return acl::with_stream(stream,
+                                        [&](ferry::Stream* s) { return rt.record_event(e, s); });
+            });
         });
     });
 }
@@ -150,12 +193,14 @@ Status query(aclrtEvent event, bool& complete) {
         return Status::invalid_param;
     }
     return acl::with_runtime([&](Runtime& rt) {
-        const auto status = rt.query_event(acl::to_event(event));
-        if (!status) {
-            return status.status();
-        }
-        complete = *status != ferry::EventStatus::pending;
-        return Status::ok;
+        return acl::events().with(event, [&](ferry::Event* e) {
+            const auto status = rt.query_event(e);
+            if (!status) {
+                return status.status();
+            }
+            complete = *status != ferry::EventStatus::pending;
+            return Status::ok;
+        });
     });
 }
 } // namespace
@@ -195,8 +240,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
         if (event == nullptr) {
             return Status::invalid_param;
         }
-        return acl::with_runtime(
-            [&](Runtime& rt) { return rt.synchronize_event(acl::to_event(event)); });
+        return acl::with_runtime([&](Runtime& rt) {
+            return acl::events().with(event,
+                                      [&](ferry::Event* e) { return rt.synchronize_event(e); });
+        });
     });
 }
 
@@ -207,13 +254,16 @@ ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEv
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {
-            const auto elapsed =
-                rt.event_elapsed_time(acl::to_event(startEvent), acl::to_event(endEvent));
-            if (!elapsed) {
-                return elapsed.status();
-            }
-            *ms = *elapsed;
-            return Status::ok;
+            return acl::events().with(startEvent, [&](ferry::Event* start) {
+                return acl::events().with(endEvent, [&](ferry::Event* end) {
+                    const auto elapsed = rt.event_elapsed_time(start, end);
+                    if (!elapsed) {
+                        return elapsed.status();
+                    }
+                    *ms = *elapsed;
+                    return Status::ok;
+                });
+            });
         });
     });
 }

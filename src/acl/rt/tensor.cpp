@@ -17,9 +17,10 @@
 
 namespace ferry::acl {
 
-LiveHandles<aclTensor>& tensors() {
-    static auto* const live = new LiveHandles<aclTensor>; // leaked: usable during process exit
-    return *live;
+HandleTable<aclTensor>& tensors() {
+    // leaked: usable during process exit
+    static auto* const table = new HandleTable<aclTensor>(HandleKind::tensor);
+    return *table;
 }
 
 namespace {
@@ -86,14 +87,15 @@ ACL_FUNC_VISIBILITY aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t
         auto tensor = std::make_unique<aclTensor>(aclTensor{std::move(*view), std::move(strides),
                                                             std::move(*storage), dataType, format,
                                                             offset, tensorData});
-        created = ferry::acl::tensors().adopt(std::move(tensor));
+        created = ferry::acl::to_handle<aclTensor>(ferry::acl::tensors().add(std::move(tensor)));
         return Status::ok;
     });
     return code == 0 ? created : nullptr;
 }
 
 // nullptr is accepted and ignored (CANN deletes it: a no-op); a handle that is not live (never
-// created, already destroyed) is ACLNN_ERR_PARAM_INVALID instead of a double free.
+// created, already destroyed — even if a newer tensor got its address) is ACLNN_ERR_PARAM_INVALID
+// instead of a double free.
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
     return ferry::acl::guarded(
         "aclDestroyTensor",

@@ -18,13 +18,15 @@
 #include <ferry/runtime/runtime.hpp>
 #include <ferry/tensor/wire_format.hpp>
 #include <memory>
-#include <thread>
 #include <utility>
 
 using ferry::Status;
-using ferry::acl::HandleKind;
+using ferry::acl::ChannelCall;
 using ferry::acl::HandlePtr;
 using ferry::acl::Shim;
+using ferry::acl::to_handle;
+using ferry::acl::to_token;
+using ferry::acl::Token;
 
 namespace {
 
@@ -60,12 +62,11 @@ acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::si
     handle->channel = std::move(entry.channel);
     try {
         handle->pool = Shim::get().pool_for(handle->id, capacity);
-        Shim::get().add(handle);
+        return to_handle<acltdtChannelHandle>(Shim::get().channels.add(std::move(handle)));
     } catch (...) {
-        Shim::get().registry().close(handle->id);
+        (void)Shim::get().registry().close(entry.id);
         throw;
     }
-    return handle.get();
 }
 
 // CANN's int32 ms (tdt_facts.md §2.9): negative waits forever, 0 never waits, > 0 is a bound.
@@ -80,20 +81,21 @@ void recycle(ferry::acl::BufferPool& pool, ferry::MessageBuffer&& buffer) noexce
     }
 }
 
-// Points the dataset's item handles at the items the last receive left in it; creates handles
-// for items beyond the previous high-water mark and marks the rest stale.
+// Gives the dataset's items new handles: the previous receive's are stale from here on (CANN
+// frees them), and a handle never designates an item it was not issued for. The handle objects
+// are reused (item i of the dataset), so a steady receive loop allocates nothing.
 void refresh_views(acltdtDataset& d) {
     if (d.views.size() < d.data.size()) {
         d.views.reserve(d.data.size()); // so that no push_back below can fail
     }
-    while (d.views.size() < d.data.size()) {
-        auto view = std::make_unique<acltdtDataItem>();
-        view->owner = &d;
-        Shim::get().add(view.get(), HandleKind::item);
-        d.views.push_back(std::move(view));
+    for (Token& token : d.views) {
+        token = Shim::get().items.reissue(token);
     }
-    for (std::size_t i = 0; i < d.views.size(); ++i) {
-        d.views[i]->view = i < d.data.size() ? &d.data[i] : nullptr;
+    while (d.views.size() < d.data.size()) {
+        auto view = std::make_shared<acltdtDataItem>();
+        view->owner = &d;
+        view->index = d.views.size();
+        d.views.push_back(Shim::get().items.add(std::move(view)));
     }
 }
 
@@ -155,16 +157,14 @@ aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t ti
 // Destroy: no new call can reach the handle once it leaves the table. The channel is stopped when
 // this was its last handle or a call is still in flight on this handle (a blocked call must wake;
 // on a shared process channel that stops it for every handle, as CANN's TdtHostStop does), then
-// the calls in flight are waited out before the handle is freed.
+// the calls in flight are waited out (woken by the last one leaving) before the handle is freed.
 aclError destroy(HandlePtr handle) {
     const bool last = ferry::failed(Shim::get().registry().close(handle->id)) ||
                       Shim::get().registry().find(handle->id) == nullptr;
-    if (last || handle.use_count() > 1) {
+    if (last || handle->calls.load(std::memory_order_acquire) != 0) {
         handle->channel->stop();
     }
-    while (handle.use_count() > 1) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    ferry::acl::wait_for_calls(*handle);
     const ferry::ChannelId id = handle->id;
     handle.reset();
     Shim::get().forget_pool(id);
@@ -214,7 +214,7 @@ acltdtChannelHandle* acltdtCreateChannel(uint32_t deviceId, const char* name) {
 
 aclError acltdtDestroyChannel(acltdtChannelHandle* handle) {
     return ferry::acl::guarded(__func__, [&]() -> aclError {
-        HandlePtr h = Shim::get().take(handle);
+        HandlePtr h = Shim::get().channels.take(handle);
         if (h == nullptr) {
             return ferry::acl::reject("acltdtDestroyChannel", "not a live channel handle");
         }
@@ -223,8 +223,8 @@ aclError acltdtDestroyChannel(acltdtChannelHandle* handle) {
 }
 
 aclError acltdtStopChannel(acltdtChannelHandle* handle) {
-    const HandlePtr h = Shim::get().find(handle);
-    if (h == nullptr) {
+    const ChannelCall h(handle);
+    if (!h) {
         return ferry::acl::reject(__func__, "not a live channel handle");
     }
     h->channel->stop(); // ferry differs: CANN's queue path ignores stop (tdt_facts.md §5.4)
@@ -232,8 +232,8 @@ aclError acltdtStopChannel(acltdtChannelHandle* handle) {
 }
 
 aclError acltdtCleanChannel(acltdtChannelHandle* handle) {
-    const HandlePtr h = Shim::get().find(handle);
-    if (h == nullptr) {
+    const ChannelCall h(handle);
+    if (!h) {
         return ferry::acl::reject(__func__, "not a live channel handle");
     }
     if (h->kind == ferry::ChannelKind::process) {
@@ -245,8 +245,8 @@ aclError acltdtCleanChannel(acltdtChannelHandle* handle) {
 }
 
 aclError acltdtQueryChannelSize(const acltdtChannelHandle* handle, size_t* size) {
-    const HandlePtr h = Shim::get().find(handle);
-    if (h == nullptr || size == nullptr) {
+    const ChannelCall h(handle);
+    if (!h || size == nullptr) {
         return ferry::acl::reject(__func__, "not a live channel handle, or null size");
     }
     if (h->kind == ferry::ChannelKind::process) {
@@ -260,22 +260,24 @@ aclError acltdtQueryChannelSize(const acltdtChannelHandle* handle, size_t* size)
 aclError acltdtSendTensor(const acltdtChannelHandle* handle, const acltdtDataset* dataset,
                           int32_t timeout) {
     return ferry::acl::guarded(__func__, [&]() -> aclError {
-        const HandlePtr h = Shim::get().find(handle);
-        if (h == nullptr || !Shim::get().live(dataset, HandleKind::dataset)) {
+        const ChannelCall h(handle);
+        const std::shared_ptr<acltdtDataset> d = Shim::get().datasets.find(dataset);
+        if (!h || d == nullptr) {
             return ferry::acl::reject("acltdtSendTensor", "null or stale handle or dataset");
         }
-        return send(*h, *dataset, timeout);
+        return send(*h, *d, timeout);
     });
 }
 
 aclError acltdtReceiveTensor(const acltdtChannelHandle* handle, acltdtDataset* dataset,
                              int32_t timeout) {
     return ferry::acl::guarded(__func__, [&]() -> aclError {
-        const HandlePtr h = Shim::get().find(handle);
-        if (h == nullptr || !Shim::get().live(dataset, HandleKind::dataset)) {
+        const ChannelCall h(handle);
+        const std::shared_ptr<acltdtDataset> d = Shim::get().datasets.find(dataset);
+        if (!h || d == nullptr) {
             return ferry::acl::reject("acltdtReceiveTensor", "null or stale handle or dataset");
         }
-        return receive(*h, *dataset, timeout);
+        return receive(*h, *d, timeout);
     });
 }
 

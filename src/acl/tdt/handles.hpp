@@ -1,22 +1,28 @@
 #pragma once
 // The acltdt* handle layer (spec/tdt.md §4): what the C handles are, and the tables that say which
-// pointers are live handles of which kind. Internal to ferry-acl.
+// tokens are live handles of which kind (../handle_table.hpp). Internal to ferry-acl.
 //
-// - acltdtDataItem: a user-created item (it owns a borrowing ferry::DataItem), or a view of an
-//   item inside a dataset filled by a receive (owned by that dataset; the user cannot destroy it).
-// - acltdtDataset: a ferry::Dataset, plus the C pointers CANN hands back (acltdtGetDataItem
-//   returns the very pointer that was added; tdt_facts.md §4, GetDataItem_IndexOutOfRange).
+// - acltdtDataItem: a user-created item (it owns a borrowing ferry::DataItem), or an item of a
+//   dataset (owned by that dataset; the user cannot destroy it): an item a receive put there, or
+//   the dataset's copy of a received item added to it (forwarding). Either is item `index` of the
+//   dataset's ferry::Dataset, so the handle always describes exactly what the dataset holds.
+// - acltdtDataset: a ferry::Dataset, plus the handles CANN hands back (acltdtGetDataItem returns
+//   the very handle that was added; for a forwarded item, the dataset's own copy).
 // - acltdtChannelHandle: one handle on a registry channel; process channels share one channel
-//   between handles of the same name. Channel handles are shared_ptrs: a call in flight keeps the
-//   handle alive, so a destroy can stop the channel, wait for callers to leave, then free.
+//   between handles of the same name. A call in flight holds the handle (shared_ptr) and is
+//   counted in it, so a destroy can stop the channel, wait until the count is 0, then free.
 //
-// Every entry point checks its pointers against these tables before touching them: a pointer that
-// is not a live handle of the expected kind is INVALID_PARAM, never a dereference. Items and
-// datasets are not locked (CANN's objects are not thread-safe either, tdt_facts.md §2.10): the
-// tables catch stale and double-destroyed handles, not a destroy racing a use of the same object.
+// Every entry point looks its handles up in these tables before touching them: a value that is
+// not a live handle of the expected kind — NULL, destroyed, stale after a receive, of another kind
+// — is INVALID_PARAM, never a dereference, and a token is never reused, so a stale handle cannot
+// designate a newer object. Items and datasets are not locked (CANN's objects are not thread-safe
+// either, tdt_facts.md §2.10): the tables catch stale and double-destroyed handles, not a destroy
+// racing a use of the same object.
 
+#include "../handle_table.hpp"
 #include "acl/acl_tdt.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/channel.hpp>
@@ -28,8 +34,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 #include <vector>
 
 namespace ferry::acl {
@@ -40,26 +44,30 @@ using MessageRegistry = MessageChannelRegistry; // shared with C++ code: message
 // buffer back, so a steady send/receive loop allocates nothing (spec/tdt.md §4).
 using BufferPool = Channel<MessageBuffer, dynamic_capacity, mpmc>;
 
-enum class HandleKind : std::uint8_t { item, dataset };
-
 } // namespace ferry::acl
 
 struct acltdtDataItem {
-    ferry::DataItem own;                   // a user-created item (borrows the caller's bytes)
-    const acltdtDataset* owner = nullptr;  // non-null: a view owned by this received dataset
-    const ferry::DataItem* view = nullptr; // the viewed item; null once a receive dropped it
+    ferry::DataItem own;                  // a user-created item (borrows the caller's bytes)
+    const acltdtDataset* owner = nullptr; // non-null: item `index` of this dataset
+    std::size_t index = 0;
 
-    // The item this handle designates; nullptr for a view whose item is gone (a stale view).
-    [[nodiscard]] const ferry::DataItem* get() const noexcept {
-        return owner != nullptr ? view : &own;
-    }
+    // The item this handle designates; nullptr for an index a later receive left empty.
+    [[nodiscard]] const ferry::DataItem* get() const noexcept;
 };
 
 struct acltdtDataset {
-    ferry::Dataset data;                // mirrors `added`, or what the last receive put here
-    std::vector<acltdtDataItem*> added; // the user's items, in order
-    std::vector<std::unique_ptr<acltdtDataItem>> views; // received items; reused across receives
+    ferry::Dataset data;                  // mirrors `added`, or what the last receive put here
+    std::vector<ferry::acl::Token> added; // what acltdtGetDataItem returns, in order
+    std::vector<ferry::acl::Token> owned; // this dataset's copies of forwarded items
+    std::vector<ferry::acl::Token> views; // received items, reissued by every receive
 };
+
+inline const ferry::DataItem* acltdtDataItem::get() const noexcept {
+    if (owner == nullptr) {
+        return &own;
+    }
+    return index < owner->data.size() ? &owner->data[index] : nullptr;
+}
 
 struct acltdtChannelHandle {
     ferry::ChannelId id = 0;
@@ -68,6 +76,7 @@ struct acltdtChannelHandle {
     bool receive_side = false; // a process channel opened through a "TF_RECEIVE_" name
     std::shared_ptr<ferry::acl::MessageChannel> channel;
     std::shared_ptr<ferry::acl::BufferPool> pool;
+    std::atomic<std::uint32_t> calls{0}; // calls in flight; a destroy waits for 0
 };
 
 namespace ferry::acl {
@@ -83,56 +92,13 @@ public:
         return *shim;
     }
 
-    // ---- items and datasets ----
-    void add(const void* p, HandleKind kind) { // throws std::bad_alloc
-        const std::unique_lock lock(mutex_);
-        objects_.insert_or_assign(p, kind);
-    }
-    void remove(const void* p) noexcept {
-        const std::unique_lock lock(mutex_);
-        objects_.erase(p);
-    }
-    [[nodiscard]] bool live(const void* p, HandleKind kind) const noexcept {
-        if (p == nullptr) {
-            return false;
-        }
-        const std::shared_lock lock(mutex_);
-        const auto found = objects_.find(p);
-        return found != objects_.end() && found->second == kind;
-    }
-
-    // ---- channels ----
-    [[nodiscard]] HandlePtr find(const acltdtChannelHandle* h) const noexcept {
-        if (h == nullptr) {
-            return nullptr;
-        }
-        const std::shared_lock lock(mutex_);
-        const auto found = channels_.find(h);
-        return found == channels_.end() ? nullptr : found->second;
-    }
-    void add(HandlePtr handle) { // throws std::bad_alloc
-        const std::unique_lock lock(mutex_);
-        const acltdtChannelHandle* key = handle.get();
-        channels_.emplace(key, std::move(handle));
-    }
-    // Takes the handle out of the table: from here on no new call can reach it.
-    [[nodiscard]] HandlePtr take(const acltdtChannelHandle* h) noexcept {
-        if (h == nullptr) {
-            return nullptr;
-        }
-        const std::unique_lock lock(mutex_);
-        const auto found = channels_.find(h);
-        if (found == channels_.end()) {
-            return nullptr;
-        }
-        HandlePtr handle = std::move(found->second);
-        channels_.erase(found);
-        return handle;
-    }
+    HandleTable<acltdtDataItem> items{HandleKind::item};
+    HandleTable<acltdtDataset> datasets{HandleKind::dataset};
+    HandleTable<acltdtChannelHandle> channels{HandleKind::channel};
 
     // The buffer pool of channel `id`, shared by every handle on it (process channels have many).
     [[nodiscard]] std::shared_ptr<BufferPool> pool_for(ChannelId id, std::size_t capacity) {
-        const std::unique_lock lock(mutex_);
+        const std::lock_guard lock(pools_mutex_);
         std::weak_ptr<BufferPool>& slot = pools_[id];
         if (auto pool = slot.lock()) {
             return pool;
@@ -144,7 +110,7 @@ public:
         return pool;
     }
     void forget_pool(ChannelId id) noexcept {
-        const std::unique_lock lock(mutex_);
+        const std::lock_guard lock(pools_mutex_);
         if (const auto found = pools_.find(id); found != pools_.end() && found->second.expired()) {
             pools_.erase(found);
         }
@@ -155,10 +121,43 @@ public:
 private:
     Shim() = default;
 
-    mutable std::shared_mutex mutex_;
-    std::unordered_map<const void*, HandleKind> objects_;
-    std::unordered_map<const acltdtChannelHandle*, HandlePtr> channels_;
+    std::mutex pools_mutex_;
     std::map<ChannelId, std::weak_ptr<BufferPool>> pools_;
 };
+
+// A call on a channel handle, counted in the handle from the lookup until it returns. The count
+// is raised under the table's lock, so a destroy, which takes the handle out under that lock,
+// sees every call that found the handle; the last call to leave wakes the destroy.
+class ChannelCall {
+public:
+    explicit ChannelCall(const void* handle) noexcept {
+        (void)Shim::get().channels.find_and(to_token(handle), [&](const HandlePtr& h) noexcept {
+            h->calls.fetch_add(1, std::memory_order_relaxed);
+            handle_ = h;
+        });
+    }
+    ChannelCall(const ChannelCall&) = delete;
+    ChannelCall& operator=(const ChannelCall&) = delete;
+    ~ChannelCall() {
+        if (handle_ != nullptr && handle_->calls.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            handle_->calls.notify_all();
+        }
+    }
+
+    [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
+    [[nodiscard]] const acltdtChannelHandle& operator*() const noexcept { return *handle_; }
+    [[nodiscard]] const acltdtChannelHandle* operator->() const noexcept { return handle_.get(); }
+
+private:
+    HandlePtr handle_;
+};
+
+// Waits until no call is in flight on `h` (a futex wait: woken by the last call leaving).
+inline void wait_for_calls(const acltdtChannelHandle& h) noexcept {
+    for (std::uint32_t n = h.calls.load(std::memory_order_acquire); n != 0;
+         n = h.calls.load(std::memory_order_acquire)) {
+        h.calls.wait(n, std::memory_order_acquire);
+    }
+}
 
 } // namespace ferry::acl

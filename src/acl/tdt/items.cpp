@@ -11,21 +11,48 @@
 #include <ferry/tensor/data_item.hpp>
 #include <ferry/tensor/dataset.hpp>
 #include <memory>
+#include <utility>
 
 using ferry::Status;
-using ferry::acl::HandleKind;
 using ferry::acl::Shim;
+using ferry::acl::to_handle;
+using ferry::acl::to_token;
+using ferry::acl::Token;
 
 namespace {
 
-// The item behind a C pointer, or nullptr when it is not a live item (or a view whose item a
-// later receive dropped).
+// The item behind a C handle, or nullptr when it is not a live item (or designates an index a
+// later receive left empty).
 const ferry::DataItem* item_of(const acltdtDataItem* p) noexcept {
-    return Shim::get().live(p, HandleKind::item) ? p->get() : nullptr;
+    const std::shared_ptr<acltdtDataItem> item = Shim::get().items.find(p);
+    return item != nullptr ? item->get() : nullptr; // the table's reference keeps it alive
 }
 
 acltdtDataset* dataset_of(const acltdtDataset* p) noexcept {
-    return Shim::get().live(p, HandleKind::dataset) ? const_cast<acltdtDataset*>(p) : nullptr;
+    return Shim::get().datasets.find(p).get();
+}
+
+// Forwarding: `d` gets its own copy of `item`, an item of a received dataset whose bytes live in
+// that dataset's message buffer (its next receive or its destruction reuses them). The copy is
+// `d`'s item, and the handle `d` hands back for it designates that copy, so what
+// acltdtGetDataItem describes and what a send carries agree for `d`'s whole life.
+aclError add_forwarded(acltdtDataset& d, const ferry::DataItem& item) {
+    ferry::Result<ferry::DataItem> copied = item.to_owning();
+    if (!copied) {
+        return ferry::acl::reject("acltdtAddDataItem", "copying a received item", copied.status());
+    }
+    d.owned.reserve(d.owned.size() + 1); // so that the push_backs below cannot fail
+    auto copy = std::make_shared<acltdtDataItem>();
+    copy->owner = &d;
+    copy->index = d.data.size();
+    const Token token = Shim::get().items.add(std::move(copy));
+    if (const Status s = d.data.add(std::move(*copied)); ferry::failed(s)) {
+        (void)Shim::get().items.take(token);
+        return ferry::acl::reject("acltdtAddDataItem", ferry::name_of(s), s);
+    }
+    d.owned.push_back(token);
+    d.added.push_back(token);
+    return ACL_SUCCESS;
 }
 
 } // namespace
@@ -91,53 +118,52 @@ aclError acltdtGetDimsFromItem(const acltdtDataItem* dataItem, int64_t* dims, si
 acltdtDataItem* acltdtCreateDataItem(acltdtTensorType tdtType, const int64_t* dims, size_t dimNum,
                                      aclDataType dataType, void* data, size_t size) {
     return ferry::acl::guarded_value<acltdtDataItem*>(__func__, nullptr, [&]() -> acltdtDataItem* {
-        auto made = ferry::DataItem::borrow(static_cast<ferry::TensorKind>(ferry::acl::raw_value(tdtType)), dims, dimNum,
-                                            static_cast<ferry::DType>(ferry::acl::raw_value(dataType)), data, size);
+        auto made = ferry::DataItem::borrow(
+            static_cast<ferry::TensorKind>(ferry::acl::raw_value(tdtType)), dims, dimNum,
+            static_cast<ferry::DType>(ferry::acl::raw_value(dataType)), data, size);
         if (!made) {
             ferry::acl::reject("acltdtCreateDataItem",
                                "dims/dimNum/kind rejected (CANN's creation rules)", made.status());
             return nullptr;
         }
-        auto item = std::make_unique<acltdtDataItem>();
+        auto item = std::make_shared<acltdtDataItem>();
         item->own = std::move(made).value();
-        Shim::get().add(item.get(), HandleKind::item);
-        return item.release();
+        return to_handle<acltdtDataItem>(Shim::get().items.add(std::move(item)));
     });
 }
 
 aclError acltdtDestroyDataItem(acltdtDataItem* dataItem) {
-    if (!Shim::get().live(dataItem, HandleKind::item)) {
-        return ferry::acl::reject(__func__, "not a live item (null, stale or destroyed)");
+    // The ownership check and the removal are one step (no window for a second destroy).
+    if (Shim::get().items.take_if(to_token(dataItem),
+                                  [](const acltdtDataItem& i) { return i.owner == nullptr; })) {
+        return ACL_SUCCESS;
     }
-    if (dataItem->owner != nullptr) {
+    if (Shim::get().items.find(dataItem) != nullptr) {
         // ferry differs: CANN deletes it and the dataset deletes it again (a double free).
-        return ferry::acl::reject(__func__, "the item belongs to a received dataset");
+        return ferry::acl::reject(__func__, "the item belongs to a dataset");
     }
-    Shim::get().remove(dataItem);
-    delete dataItem;
-    return ACL_SUCCESS;
+    return ferry::acl::reject(__func__, "not a live item (null, stale or destroyed)");
 }
 
 acltdtDataset* acltdtCreateDataset(void) {
     return ferry::acl::guarded_value<acltdtDataset*>(__func__, nullptr, [&] {
-        auto dataset = std::make_unique<acltdtDataset>();
-        Shim::get().add(dataset.get(), HandleKind::dataset);
-        return dataset.release();
+        return to_handle<acltdtDataset>(
+            Shim::get().datasets.add(std::make_shared<acltdtDataset>()));
     });
 }
 
-// Frees the dataset and the items a receive put in it; items the user added stay alive (CANN's
-// freeSelf rule, tdt_facts.md §2.3: callers destroy those themselves).
+// Frees the dataset and its own items (received ones, forwarded copies); items the user added
+// stay alive (CANN's freeSelf rule, tdt_facts.md §2.3: callers destroy those themselves).
 aclError acltdtDestroyDataset(acltdtDataset* dataset) {
-    acltdtDataset* d = dataset_of(dataset);
+    const std::shared_ptr<acltdtDataset> d = Shim::get().datasets.take(dataset);
     if (d == nullptr) {
         return ferry::acl::reject(__func__, "not a live dataset (null, stale or destroyed)");
     }
-    for (const auto& view : d->views) {
-        Shim::get().remove(view.get());
+    for (const auto* tokens : {&d->views, &d->owned}) {
+        for (const Token token : *tokens) {
+            (void)Shim::get().items.take(token);
+        }
     }
-    Shim::get().remove(d);
-    delete d;
     return ACL_SUCCESS;
 }
 
@@ -146,41 +172,32 @@ acltdtDataItem* acltdtGetDataItem(const acltdtDataset* dataset, size_t index) {
     if (d == nullptr || index >= d->data.size()) {
         return nullptr;
     }
-    if (d->data.filled_by_receive()) {
-        return index < d->views.size() ? d->views[index].get() : nullptr;
-    }
-    return index < d->added.size() ? d->added[index] : nullptr;
+    const std::vector<Token>& handles = d->data.filled_by_receive() ? d->views : d->added;
+    return index < handles.size() ? to_handle<acltdtDataItem>(handles[index]) : nullptr;
 }
 
 aclError acltdtAddDataItem(acltdtDataset* dataset, acltdtDataItem* dataItem) {
     return ferry::acl::guarded(__func__, [&]() -> aclError {
         acltdtDataset* d = dataset_of(dataset);
-        const ferry::DataItem* item = item_of(dataItem);
+        const std::shared_ptr<acltdtDataItem> handle = Shim::get().items.find(dataItem);
+        const ferry::DataItem* item = handle != nullptr ? handle->get() : nullptr;
         if (d == nullptr || item == nullptr) {
             return ferry::acl::reject("acltdtAddDataItem", "null or stale dataset or item");
         }
-        d->added.reserve(d->added.size() + 1); // so the push_back below cannot fail
-        // The dataset keeps a descriptor copy (the payload stays borrowed): feature_unsupported
-        // after a receive, invalid_param for host and device payloads mixed (tdt_facts.md §2.3).
-        // An item of a received dataset lives in that dataset's message buffer, which its next
-        // receive or its destruction reuses; ferry copies such a payload (CANN keeps a pointer
-        // that dangles then).
-        ferry::DataItem copy;
-        if (dataItem->owner != nullptr) {
-            ferry::Result<ferry::DataItem> copied = item->to_owning();
-            if (!copied) {
-                return ferry::acl::reject("acltdtAddDataItem", "copying a received item",
-                                          copied.status());
-            }
-            copy = std::move(*copied);
-            item = &copy;
+        if (d->data.filled_by_receive()) {
+            return ferry::acl::reject("acltdtAddDataItem", "the dataset was filled by a receive",
+                                      Status::feature_unsupported);
         }
-        const Status s = dataItem->owner != nullptr ? d->data.add(std::move(copy))
-                                                    : d->data.add(*item);
-        if (ferry::failed(s)) {
+        d->added.reserve(d->added.size() + 1); // so that the push_back below cannot fail
+        if (handle->owner != nullptr) {
+            return add_forwarded(*d, *item);
+        }
+        // The dataset keeps a descriptor copy (the payload stays borrowed): invalid_param for host
+        // and device payloads mixed (tdt_facts.md §2.3).
+        if (const Status s = d->data.add(*item); ferry::failed(s)) {
             return ferry::acl::reject("acltdtAddDataItem", ferry::name_of(s), s);
         }
-        d->added.push_back(dataItem);
+        d->added.push_back(to_token(dataItem));
         return ACL_SUCCESS;
     });
 }

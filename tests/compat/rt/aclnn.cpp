@@ -6,10 +6,13 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
 
+#include <array>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <ferry/afd/schedule_context.hpp>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -316,4 +319,79 @@ TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][ac
         CHECK(f.load_context().ffn.out_num == 77);
         aclDestroyTensor(short_tensor);
     }
+}
+
+// An executor is consumed by its launch: its handle stays rejected even when a later phase 1 gets
+// the consumed executor's address from the allocator (docs/c-api.md, Handles).
+TEST_CASE("a consumed executor stays rejected while new ones are made", "[compat][aclnn]") {
+    const Device device;
+    FfnFixture f(1, 0); // run_flag 0: each kernel returns at once
+    std::uint64_t workspace_size = 0;
+    aclOpExecutor* stale = nullptr;
+    REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size,
+                                                           &stale) == ACLNN_SUCCESS);
+    REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, stale, nullptr) == ACLNN_SUCCESS);
+    aclOpExecutor* live = nullptr;
+    int reused = 0;
+    for (int i = 0; i < 500; ++i) {
+        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size,
+                                                               &live) == ACLNN_SUCCESS);
+        reused += live == stale;
+        if (i + 1 < 500) {
+            REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, live, nullptr) == ACLNN_SUCCESS);
+        }
+    }
+    CHECK(reused == 0);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, stale, nullptr) == ACLNN_ERR_PARAM_INVALID);
+    CHECK(aclnnInplaceFfnWorkerScheduler(nullptr, 0, live, nullptr) == ACLNN_SUCCESS);
+    CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS);
+}
+
+// CANN executors are single-use: threads launching the same executors at once — each executor is
+// queued exactly once, every other launch of it gets ACLNN_ERR_PARAM_INVALID (nothing is freed
+// under a launch that is still using it). Several threads walk the same executors in the same
+// order, so most launches meet another launch of the same executor.
+TEST_CASE("executors launched from several threads at once each run once", "[compat][aclnn]") {
+    constexpr std::size_t k_threads = 4;
+    constexpr std::size_t k_executors = 64;
+    const Device device;
+    FfnFixture f(1, 0); // run_flag 0: each kernel returns at once
+    aclrtContext context = nullptr;
+    REQUIRE(aclrtGetCurrentContext(&context) == ACL_SUCCESS);
+    int wrong = 0;
+    for (int round = 0; round < 50; ++round) {
+        std::array<aclOpExecutor*, k_executors> executors{};
+        for (aclOpExecutor*& executor : executors) {
+            std::uint64_t workspace_size = 0;
+            REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(f.tensor, 1, 0, &workspace_size,
+                                                                   &executor) == ACLNN_SUCCESS);
+        }
+        std::array<std::atomic<int>, k_executors> queued{};
+        std::array<std::atomic<int>, k_executors> rejected{};
+        std::atomic<std::size_t> ready{0};
+        auto launch_all = [&] {
+            aclrtSetCurrentContext(context); // the default stream of the test's context
+            ready.fetch_add(1);
+            while (ready.load() < k_threads) { // start together
+            }
+            for (std::size_t i = 0; i < k_executors; ++i) {
+                const aclnnStatus s =
+                    aclnnInplaceFfnWorkerScheduler(nullptr, 0, executors[i], nullptr);
+                (s == ACLNN_SUCCESS ? queued : rejected)[i].fetch_add(
+                    s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID ? 1 : 100);
+            }
+        };
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < k_threads; ++t) {
+            threads.emplace_back(launch_all);
+        }
+        for (std::thread& t : threads) {
+            t.join();
+        }
+        for (std::size_t i = 0; i < k_executors; ++i) {
+            wrong += queued[i].load() != 1 || rejected[i].load() != int{k_threads} - 1;
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS);
 }

@@ -5,12 +5,12 @@
  * and double-destroyed handles, a 64 MiB round trip, and the upstream channel unit tests of
  * tdt_facts.md §4 ported in spirit (ferry's decisions marked "ferry:").
  */
+#include "acl/acl_tdt.h"
+#include "check.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "acl/acl_tdt.h"
-#include "check.h"
 
 /* A one-item float dataset over `values` (the caller keeps values alive). */
 static acltdtDataset* float_dataset(float* values, size_t count) {
@@ -166,10 +166,11 @@ static void round_trip(void) {
     int32_t n[3] = {7, 8, 9};
     const int64_t d3[3] = {3, 1, 1};
     acltdtDataset* dataset = float_dataset(f, 4);
-    acltdtDataItem* ints = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, d3, 3, ACL_INT32, n, sizeof n);
+    acltdtDataItem* ints =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, d3, 3, ACL_INT32, n, sizeof n);
     acltdtDataItem* scalar = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, NULL, 0, ACL_INT32, n, 4);
-    acltdtDataItem* eos = acltdtCreateDataItem(ACL_TENSOR_DATA_END_OF_SEQUENCE, NULL, 0,
-                                               ACL_DT_UNDEFINED, NULL, 0);
+    acltdtDataItem* eos =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_END_OF_SEQUENCE, NULL, 0, ACL_DT_UNDEFINED, NULL, 0);
     CHECK_EQ(acltdtAddDataItem(dataset, ints), ACL_SUCCESS);
     CHECK_EQ(acltdtAddDataItem(dataset, scalar), ACL_SUCCESS);
     CHECK_EQ(acltdtAddDataItem(dataset, eos), ACL_SUCCESS);
@@ -223,6 +224,18 @@ static void round_trip(void) {
     destroy_with_items(dataset);
 }
 
+/* `item` is a float tensor {1, count} holding `values` (dims, type, size and bytes agree). */
+static void check_describes(const acltdtDataItem* item, const float* values, size_t count) {
+    int64_t dims[2] = {0, 0};
+    CHECK_EQ(acltdtGetTensorTypeFromItem(item), ACL_TENSOR_DATA_TENSOR);
+    CHECK_EQ(acltdtGetDataTypeFromItem(item), ACL_FLOAT);
+    CHECK_EQ(acltdtGetDimsFromItem(item, dims, 2), ACL_SUCCESS);
+    CHECK(dims[0] == 1 && dims[1] == (int64_t)count);
+    CHECK_EQ(acltdtGetDataSizeFromItem(item), count * sizeof(float));
+    const void* data = acltdtGetDataAddrFromItem(item);
+    CHECK(data != NULL && data != values && memcmp(data, values, count * sizeof(float)) == 0);
+}
+
 /* A received item added to another dataset (forwarding) keeps its bytes after the dataset it
  * came from receives again and is destroyed (ferry: the payload is copied at add; in CANN the
  * pointer dangles). Found by fuzz/acl. */
@@ -238,9 +251,14 @@ static void forwarded_item_outlives_its_dataset(void) {
     CHECK_EQ(acltdtSendTensor(channel, first, 0), ACL_SUCCESS);
     CHECK_EQ(acltdtReceiveTensor(channel, in, 0), ACL_SUCCESS);
     CHECK_EQ(acltdtAddDataItem(forward, acltdtGetDataItem(in, 0)), ACL_SUCCESS);
+    check_describes(acltdtGetDataItem(forward, 0), f, 3);
     CHECK_EQ(acltdtSendTensor(channel, second, 0), ACL_SUCCESS);
     CHECK_EQ(acltdtReceiveTensor(channel, in, 0), ACL_SUCCESS); /* reuses in's buffer */
+    check_describes(acltdtGetDataItem(forward, 0), f, 3);       /* not what `in` holds now */
     CHECK_EQ(acltdtDestroyDataset(in), ACL_SUCCESS);
+    check_describes(acltdtGetDataItem(forward, 0), f, 3); /* nor freed with `in` */
+    /* The forwarding dataset owns that item: not the user's to destroy (docs/c-api.md). */
+    CHECK_EQ(acltdtDestroyDataItem(acltdtGetDataItem(forward, 0)), ACL_ERROR_INVALID_PARAM);
     /* A larger message takes the first buffer back from the channel's pool and outgrows it. */
     CHECK_EQ(acltdtSendTensor(channel, second, 0), ACL_SUCCESS);
     CHECK_EQ(acltdtSendTensor(channel, forward, 0), ACL_SUCCESS);
@@ -265,12 +283,12 @@ static void send_rejects(void) {
     acltdtChannelHandle* channel = acltdtCreateChannelWithCapacity(0, "send-rejects", 4);
     acltdtDataset* empty = acltdtCreateDataset();
     acltdtDataset* slices = acltdtCreateDataset();
-    acltdtDataItem* undefined = acltdtCreateDataItem(ACL_TENSOR_DATA_UNDEFINED, NULL, 0,
-                                                     ACL_FLOAT, NULL, 0);
-    acltdtDataItem* slice = acltdtCreateDataItem(ACL_TENSOR_DATA_SLICE_TENSOR, NULL, 0, ACL_FLOAT,
-                                                 NULL, 0);
-    acltdtDataItem* no_data = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, NULL, 0, ACL_FLOAT,
-                                                   NULL, 8);
+    acltdtDataItem* undefined =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_UNDEFINED, NULL, 0, ACL_FLOAT, NULL, 0);
+    acltdtDataItem* slice =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_SLICE_TENSOR, NULL, 0, ACL_FLOAT, NULL, 0);
+    acltdtDataItem* no_data =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, NULL, 0, ACL_FLOAT, NULL, 8);
     REQUIRE(channel != NULL && empty != NULL && slices != NULL);
     CHECK_EQ(acltdtSendTensor(channel, empty, 0), ACL_ERROR_RT_PARAM_INVALID);
     CHECK_EQ(acltdtAddDataItem(slices, slice), ACL_SUCCESS);
@@ -418,8 +436,8 @@ static void large_payload(void) {
         payload[i] = (uint8_t)(i * 2654435761u >> 13);
     }
     const int64_t dims[1] = {(int64_t)bytes};
-    acltdtDataItem* item = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1, ACL_UINT8,
-                                                payload, bytes);
+    acltdtDataItem* item =
+        acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1, ACL_UINT8, payload, bytes);
     acltdtDataset* dataset = acltdtCreateDataset();
     acltdtDataset* out = acltdtCreateDataset();
     acltdtChannelHandle* channel = acltdtCreateChannelWithCapacity(0, "big", 2);
