@@ -70,14 +70,23 @@ std::size_t participants(const std::string& name) {
     return n;
 }
 
-void require_no_leftovers() {
-    CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
+// Removes whatever a failed test left under `name`, so one failure does not leave /dev/shm
+// littered; the tests' own checks run before it (they are what would see a leftover).
+struct Scrub {
+    std::string name;
+    ~Scrub() { ::unlink(ipc_test::shm_path(name).c_str()); }
+};
+
+// Nothing named `name`, or beginning with it, is left in /dev/shm.
+void require_no_leftovers(const std::string& name) {
+    CHECK(ipc_test::leftovers(name).empty());
 }
 
 } // namespace
 
 TEST_CASE("a segment created here is written by another process and seen here", "[ipc]") {
     const auto name = unique_name("round-trip");
+    const Scrub scrub{name};
     auto segment = Segment::create(name, 8192, k_tag);
     REQUIRE(segment);
     auto bytes = segment->payload();
@@ -97,11 +106,12 @@ TEST_CASE("a segment created here is written by another process and seen here", 
     const auto gone = Segment::open(name, k_tag);
     REQUIRE(gone.status() == Status::invalid_file);
     CHECK_THAT(gone.error().message, Contains("no segment"));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("create of a name in use names the live process using it", "[ipc]") {
     const auto name = unique_name("in-use");
+    const Scrub scrub{name};
     Child creator{"create-hold", name, "4096"};
     REQUIRE(creator.read_line() == "ready");
     Child opener{"open-hold", name};
@@ -124,11 +134,12 @@ TEST_CASE("create of a name in use names the live process using it", "[ipc]") {
     REQUIRE(again);
     again->close();
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("a segment whose creator was killed is reclaimed by the next create", "[ipc]") {
     const auto name = unique_name("killed");
+    const Scrub scrub{name};
     Child creator{"create-hold", name, "4096"};
     REQUIRE(creator.read_line() == "ready");
     Child writer{"open-write", name, "7"};
@@ -142,11 +153,25 @@ TEST_CASE("a segment whose creator was killed is reclaimed by the next create", 
     CHECK(std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }));
     restarted->close();
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
+}
+
+TEST_CASE("a participant that is a zombie counts as dead", "[ipc]") {
+    const auto name = unique_name("zombie");
+    const Scrub scrub{name};
+    Child creator{"create-hold", name, "4096"};
+    REQUIRE(creator.read_line() == "ready");
+    creator.kill_leaving_zombie(); // its /proc/<pid>/stat remains, with state Z
+    auto restarted = Segment::create(name, 4096, k_tag);
+    REQUIRE(restarted);
+    restarted->close();
+    REQUIRE(Segment::unlink(name));
+    require_no_leftovers(name);
 }
 
 TEST_CASE("a segment from another boot is refused by open and reclaimed by create", "[ipc]") {
     const auto name = unique_name("other-boot");
+    const Scrub scrub{name};
     auto old = Segment::create(name, 4096, k_tag);
     REQUIRE(old);
     const char other_boot[] = "00000000-0000-0000-0000-000000000000";
@@ -161,11 +186,12 @@ TEST_CASE("a segment from another boot is refused by open and reclaimed by creat
     old->close();
     fresh->close();
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("a layout or header format from another build is refused", "[ipc]") {
     const auto name = unique_name("layout");
+    const Scrub scrub{name};
     auto segment = Segment::create(name, 4096, k_tag);
     REQUIRE(segment);
 
@@ -189,7 +215,7 @@ TEST_CASE("a layout or header format from another build is refused", "[ipc]") {
     REQUIRE(taken.status() == Status::invalid_file);
     CHECK_THAT(taken.error().message, Contains("not reclaiming"));
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("more than /dev/shm can hold fails at create and leaves nothing behind", "[ipc]") {
@@ -197,6 +223,7 @@ TEST_CASE("more than /dev/shm can hold fails at create and leaves nothing behind
     REQUIRE(::statvfs("/dev/shm", &fs) == 0);
     const std::size_t too_much = std::size_t{fs.f_bavail} * fs.f_frsize + (std::size_t{1} << 30);
     const auto name = unique_name("too-big");
+    const Scrub scrub{name};
     const auto refused = Segment::create(name, too_much, k_tag);
     REQUIRE(refused.status() == Status::bad_alloc);
     CHECK_THAT(refused.error().message, Contains("/dev/shm"));
@@ -208,11 +235,12 @@ TEST_CASE("more than /dev/shm can hold fails at create and leaves nothing behind
     CHECK(limited.read_line() == std::to_string(static_cast<int>(Status::failure)));
     REQUIRE(limited.wait_exit() == 0);
     CHECK_FALSE(exists(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("a segment file of another mode or owner is neither opened nor reclaimed", "[ipc]") {
     const auto name = unique_name("foreign");
+    const Scrub scrub{name};
     const auto dead_creator = header_for(0, 0, detail::k_ready); // stale in every other respect
     forge(name, 0644, dead_creator);
     auto refused = Segment::open(name, k_tag);
@@ -237,7 +265,7 @@ TEST_CASE("a segment file of another mode or owner is neither opened nor reclaim
     REQUIRE(taken.status() == Status::invalid_file);
     CHECK(exists(name));
     REQUIRE(::unlink(ipc_test::shm_path(name).c_str()) == 0);
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("invalid names and layout tags are refused and create nothing", "[ipc]") {
@@ -251,6 +279,7 @@ TEST_CASE("invalid names and layout tags are refused and create nothing", "[ipc]
         CHECK(Segment::unlink(bad).status() == Status::invalid_param);
     }
     const auto name = unique_name("tags");
+    const Scrub scrub{name};
     const ferry::ipc::LayoutTag unnamed{"", 1, 1};
     CHECK(Segment::create(name, 64, unnamed).status() == Status::invalid_param);
     const ferry::ipc::LayoutTag long_name{
@@ -262,17 +291,20 @@ TEST_CASE("invalid names and layout tags are refused and create nothing", "[ipc]
 
     const std::string longest =
         unique_name(std::string(ferry::ipc::k_max_segment_name - unique_name("").size(), 'x'));
+    const Scrub scrub_longest{longest};
     auto segment = Segment::create(longest, 64, k_tag);
     REQUIRE(segment);
     segment->close();
     REQUIRE(Segment::unlink(longest));
-    require_no_leftovers();
+    require_no_leftovers(name);
+    require_no_leftovers(longest);
 }
 
 TEST_CASE("open waits for its creator, and says so when it never finishes", "[ipc]") {
     const auto self = detail::self_identity();
     REQUIRE(self);
     const auto name = unique_name("not-ready");
+    const Scrub scrub{name};
     forge(name, 0600, header_for(self->pid, self->start_time, detail::k_initialising));
     auto late = Segment::open(name, k_tag, std::chrono::milliseconds(100));
     REQUIRE(late.status() == Status::timed_out);
@@ -281,6 +313,7 @@ TEST_CASE("open waits for its creator, and says so when it never finishes", "[ip
 
     // A waiting opener proceeds once the creator publishes.
     Child opener{"open-write", name, "9"};
+    REQUIRE(opener.wait_blocked_in_futex());
     const std::uint32_t ready = detail::k_ready;
     poke(name, offsetof(detail::SegmentHeader, ready), &ready, sizeof ready);
     REQUIRE(opener.wait_exit() == 0);
@@ -296,11 +329,12 @@ TEST_CASE("open waits for its creator, and says so when it never finishes", "[ip
     CHECK_THAT(late.error().message, Contains("died initialising"));
     REQUIRE(Segment::create(name, 4096, k_tag)); // and its segment is stale
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
 }
 
 TEST_CASE("many processes open and close one segment at once", "[ipc]") {
     const auto name = unique_name("crowd");
+    const Scrub scrub{name};
     auto segment = Segment::create(name, 64, k_tag);
     REQUIRE(segment);
     std::vector<std::unique_ptr<Child>> crowd;
@@ -317,5 +351,10 @@ TEST_CASE("many processes open and close one segment at once", "[ipc]") {
     CHECK(participants(name) == 1);
     segment->close();
     REQUIRE(Segment::unlink(name));
-    require_no_leftovers();
+    require_no_leftovers(name);
+}
+
+// Last in the file, so it runs last: every test above removed what it made.
+TEST_CASE("no segment of this run is left in /dev/shm", "[ipc]") {
+    CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
 }

@@ -14,7 +14,9 @@
 #include <initializer_list>
 #include <poll.h>
 #include <string>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -127,6 +129,33 @@ public:
             return -1;
         }
         return reap();
+    }
+    // SIGKILL, then wait until it has died, but leave it unreaped: a zombie.
+    void kill_leaving_zombie() {
+        ::kill(pid_, SIGKILL);
+        siginfo_t info{};
+        while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+               errno == EINTR) {
+        }
+    }
+    // Waits (bounded) until the child is blocked in the futex system call; false on timeout.
+    bool wait_blocked_in_futex(std::chrono::milliseconds limit = std::chrono::seconds(20)) const {
+        const std::string path = "/proc/" + std::to_string(pid_) + "/syscall";
+        const std::string futex = std::to_string(SYS_futex) + " ";
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < deadline) {
+            char buf[64] = {};
+            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            if (n > 0 && std::string(buf).rfind(futex, 0) == 0) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
+        }
+        return false;
     }
     void kill() {
         if (pid_ > 0) { // never kill(-1, ...): that signals every process we may signal
