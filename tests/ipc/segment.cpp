@@ -218,6 +218,28 @@ TEST_CASE("a layout or header format from another build is refused", "[ipc]") {
     require_no_leftovers(name);
 }
 
+TEST_CASE("a header whose sizes disagree with each other or with the file is refused", "[ipc]") {
+    const auto name = unique_name("sizes");
+    const Scrub scrub{name};
+    auto segment = Segment::create(name, 4096, k_tag);
+    REQUIRE(segment);
+    const std::uint64_t huge = std::uint64_t{1} << 40;
+    poke(name, offsetof(detail::SegmentHeader, payload_bytes), &huge, sizeof huge);
+    auto refused = Segment::open(name, k_tag);
+    REQUIRE(refused.status() == Status::invalid_file);
+    CHECK_THAT(refused.error().message, Contains("inconsistent sizes"));
+
+    const std::uint64_t total = detail::k_payload_alignment + huge; // consistent, but no such file
+    poke(name, offsetof(detail::SegmentHeader, total_bytes), &total, sizeof total);
+    refused = Segment::open(name, k_tag);
+    REQUIRE(refused.status() == Status::invalid_file);
+    CHECK_THAT(refused.error().message, Contains("shorter than its header says"));
+    CHECK(segment->payload().size() == 4096); // this process's view was fixed at create
+    segment->close();
+    REQUIRE(Segment::unlink(name));
+    require_no_leftovers(name);
+}
+
 TEST_CASE("more than /dev/shm can hold fails at create and leaves nothing behind", "[ipc]") {
     struct statvfs fs {};
     REQUIRE(::statvfs("/dev/shm", &fs) == 0);

@@ -63,13 +63,15 @@ public:
                                  std::chrono::milliseconds wait = k_default_wait);
 
     Segment(Segment&& other) noexcept
-        : name_(std::move(other.name_)), map_(std::move(other.map_)), slot_(other.slot_),
+        : name_(std::move(other.name_)), map_(std::move(other.map_)),
+          payload_(std::exchange(other.payload_, {})), slot_(other.slot_),
           pid_(std::exchange(other.pid_, 0)) {}
     Segment& operator=(Segment&& other) noexcept {
         if (this != &other) {
             close();
             name_ = std::move(other.name_);
             map_ = std::move(other.map_);
+            payload_ = std::exchange(other.payload_, {});
             slot_ = other.slot_;
             pid_ = std::exchange(other.pid_, 0);
         }
@@ -85,25 +87,25 @@ public:
             detail::deregister_participant(header(), slot_, pid_);
         }
         map_.reset();
+        payload_ = {};
         pid_ = 0;
     }
 
     [[nodiscard]] bool is_open() const noexcept { return map_.data() != nullptr; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     // Empty after close.
-    [[nodiscard]] std::span<std::byte> payload() const noexcept {
-        if (!is_open()) {
-            return {};
-        }
-        return {map_.data() + header().payload_offset, header().payload_bytes};
-    }
+    [[nodiscard]] std::span<std::byte> payload() const noexcept { return payload_; }
     [[nodiscard]] std::int32_t creator_pid() const noexcept {
         return is_open() ? header().creator_pid : 0;
     }
 
 private:
     Segment(std::string name, detail::Mapping map, std::size_t slot, std::int32_t pid) noexcept
-        : name_(std::move(name)), map_(std::move(map)), slot_(slot), pid_(pid) {}
+        : name_(std::move(name)), map_(std::move(map)),
+          // Fixed here, from a header checked by open: a peer that later scribbles over the
+          // header cannot move the span.
+          payload_(map_.data() + header().payload_offset, header().payload_bytes), slot_(slot),
+          pid_(pid) {}
 
     [[nodiscard]] detail::SegmentHeader& header() const noexcept {
         return *reinterpret_cast<detail::SegmentHeader*>(map_.data());
@@ -116,6 +118,7 @@ private:
 
     std::string name_;
     detail::Mapping map_;
+    std::span<std::byte> payload_;
     std::size_t slot_ = 0;
     std::int32_t pid_ = 0; // the registered process; 0 when closed
 };

@@ -184,7 +184,13 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
         return *e;
     }
     const auto size = detail::file_size(fd);
-    if (!size || *size < first.total_bytes || first.total_bytes < first.payload_offset) {
+    if (first.payload_offset != detail::k_payload_alignment ||
+        first.total_bytes != first.payload_offset + first.payload_bytes ||
+        first.payload_bytes > k_max_payload_bytes) {
+        return Error{Status::invalid_file, "ipc: " + shm + " has inconsistent sizes in its header",
+                     0};
+    }
+    if (!size || *size < first.total_bytes) {
         return Error{Status::invalid_file, "ipc: " + shm + " is shorter than its header says", 0};
     }
     auto map = detail::map_shared(fd, first.total_bytes);
