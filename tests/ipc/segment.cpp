@@ -169,6 +169,22 @@ TEST_CASE("a participant that is a zombie counts as dead", "[ipc]") {
     require_no_leftovers(name);
 }
 
+TEST_CASE("a file whose creator never wrote its header is reclaimed after the wait", "[ipc]") {
+    const auto name = unique_name("headerless");
+    const Scrub scrub{name};
+    const int fd =
+        ::open(ipc_test::shm_path(name).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    REQUIRE(Segment::open(name, k_tag, std::chrono::milliseconds(50)).status() ==
+            Status::timed_out);
+    auto restarted = Segment::create(name, 4096, k_tag, std::chrono::milliseconds(50));
+    REQUIRE(restarted);
+    restarted->close();
+    REQUIRE(Segment::unlink(name));
+    require_no_leftovers(name);
+}
+
 TEST_CASE("a segment from another boot is refused by open and reclaimed by create", "[ipc]") {
     const auto name = unique_name("other-boot");
     const Scrub scrub{name};
