@@ -1,0 +1,167 @@
+#pragma once
+// The header at offset 0 of every segment (docs/processes.md, Header).
+//
+// A plain, trivially copyable struct: the creator writes it with one pwrite before reserving
+// the rest of the file, so from the moment the header is readable it names its creator. Words
+// other processes change concurrently (ready, the participant slots) are only ever accessed
+// through std::atomic_ref.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ferry/ipc/detail/process_identity.hpp>
+#include <ferry/ipc/layout_tag.hpp>
+#include <optional>
+#include <type_traits>
+
+namespace ferry::ipc::detail {
+
+inline constexpr std::uint64_t k_segment_magic = 0x4745535952524546ULL; // "FERRYSEG"
+// Bumped whenever SegmentHeader changes: a segment of another format is refused, not misread.
+inline constexpr std::uint32_t k_header_format = 1;
+inline constexpr std::size_t k_max_participants = 64;
+inline constexpr std::size_t k_payload_alignment = 4096; // the payload starts on a page
+
+enum ReadyState : std::uint32_t { k_initialising = 0, k_ready = 1, k_abandoned = 2 };
+
+// One registered process. `word` = generation << 32 | pid (pid 0: free); the generation changes
+// on every claim and release, so a reader can tell that a slot changed under it. start_time
+// belongs to the claim whose generation is in start_generation.
+struct ParticipantSlot {
+    std::uint64_t word;
+    std::uint64_t start_time;
+    std::uint32_t start_generation;
+    std::uint32_t reserved;
+};
+
+struct SegmentHeader {
+    std::uint64_t magic;
+    std::uint32_t header_format;
+    std::uint32_t header_bytes; // sizeof(SegmentHeader) in the creating build
+    std::uint64_t payload_offset;
+    std::uint64_t payload_bytes;
+    std::uint64_t total_bytes;
+    std::uint32_t ready; // ReadyState; futex word, set to k_ready last, with release
+    std::uint32_t layout_version;
+    std::uint64_t layout_hash;
+    char layout_name[k_max_layout_name + 1];
+    char boot_id[k_boot_id_size + 4];
+    std::int32_t creator_pid;
+    std::uint32_t reserved;
+    std::uint64_t creator_start_time;
+    ParticipantSlot participants[k_max_participants];
+};
+
+static_assert(std::is_trivially_copyable_v<SegmentHeader> &&
+              std::is_standard_layout_v<SegmentHeader>);
+static_assert(sizeof(SegmentHeader) <= k_payload_alignment);
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free &&
+              std::atomic_ref<std::uint64_t>::required_alignment == alignof(std::uint64_t));
+
+inline std::uint64_t slot_word(std::uint32_t generation, std::int32_t pid) noexcept {
+    return (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(pid);
+}
+inline std::int32_t slot_pid(std::uint64_t word) noexcept {
+    return static_cast<std::int32_t>(word & 0xffffffffU);
+}
+inline std::uint32_t slot_generation(std::uint64_t word) noexcept {
+    return static_cast<std::uint32_t>(word >> 32);
+}
+
+// The header a creator writes first: everything but the reservation, not yet ready, with the
+// creator registered in slot 0 so that a crash at any later point leaves it judgeable.
+inline SegmentHeader make_header(const LayoutTag& tag, std::uint64_t payload_bytes,
+                                 const ProcessIdentity& creator, const BootId& boot) noexcept {
+    SegmentHeader h;
+    std::memset(&h, 0, sizeof h);
+    h.magic = k_segment_magic;
+    h.header_format = k_header_format;
+    h.header_bytes = sizeof(SegmentHeader);
+    h.payload_offset = k_payload_alignment;
+    h.payload_bytes = payload_bytes;
+    h.total_bytes = k_payload_alignment + payload_bytes;
+    h.ready = k_initialising;
+    h.layout_version = tag.version;
+    h.layout_hash = tag.hash;
+    std::memcpy(h.layout_name, tag.name.data(), tag.name.size()); // size checked by the caller
+    std::memcpy(h.boot_id, boot.data(), boot.size());
+    h.creator_pid = creator.pid;
+    h.creator_start_time = creator.start_time;
+    h.participants[0] = ParticipantSlot{slot_word(1, creator.pid), creator.start_time, 1, 0};
+    return h;
+}
+
+inline bool same_boot(const SegmentHeader& h, const BootId& boot) noexcept {
+    return std::memcmp(h.boot_id, boot.data(), boot.size()) == 0;
+}
+
+// A consistent view of one slot: pid 0 when free; start_time 0 when not yet published.
+inline ProcessIdentity read_slot(ParticipantSlot& slot) noexcept {
+    std::atomic_ref<std::uint64_t> word(slot.word);
+    for (;;) {
+        const std::uint64_t before = word.load();
+        const std::uint32_t generation =
+            std::atomic_ref<std::uint32_t>(slot.start_generation).load();
+        const std::uint64_t start = std::atomic_ref<std::uint64_t>(slot.start_time).load();
+        if (word.load() == before) {
+            const bool published = generation == slot_generation(before);
+            return ProcessIdentity{slot_pid(before), published ? start : 0};
+        }
+    }
+}
+
+// The pid of a live participant, if any. Participants of another boot are all dead.
+inline std::optional<std::int32_t> live_participant(SegmentHeader& h, const BootId& boot) noexcept {
+    if (!same_boot(h, boot)) {
+        return std::nullopt;
+    }
+    for (auto& slot : h.participants) {
+        const ProcessIdentity p = read_slot(slot);
+        if (p.pid != 0 && is_alive(p.pid, p.start_time)) {
+            return p.pid;
+        }
+    }
+    return std::nullopt;
+}
+
+// Claims the slot whose current word is `seen` for `self`; false when another process won it.
+inline bool claim_slot(ParticipantSlot& slot, std::uint64_t seen,
+                       const ProcessIdentity& self) noexcept {
+    const std::uint32_t generation = slot_generation(seen) + 1;
+    if (!std::atomic_ref<std::uint64_t>(slot.word).compare_exchange_strong(
+            seen, slot_word(generation, self.pid))) {
+        return false;
+    }
+    std::atomic_ref<std::uint64_t>(slot.start_time).store(self.start_time);
+    std::atomic_ref<std::uint32_t>(slot.start_generation).store(generation);
+    return true;
+}
+
+// Registers `self`: a free slot first, else the slot of a dead participant. nullopt: table full.
+inline std::optional<std::size_t> register_participant(SegmentHeader& h,
+                                                       const ProcessIdentity& self) noexcept {
+    for (int pass = 0; pass < 2; ++pass) {
+        for (std::size_t i = 0; i < k_max_participants; ++i) {
+            auto& slot = h.participants[i];
+            const std::uint64_t seen = std::atomic_ref<std::uint64_t>(slot.word).load();
+            const ProcessIdentity p = read_slot(slot);
+            const bool usable = pass == 0 ? p.pid == 0 : !is_alive(p.pid, p.start_time);
+            if (usable && claim_slot(slot, seen, self)) {
+                return i;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// Frees slot `index` if it still belongs to `pid` (a dead-slot takeover may have reused it).
+inline void deregister_participant(SegmentHeader& h, std::size_t index, std::int32_t pid) noexcept {
+    std::atomic_ref<std::uint64_t> word(h.participants[index].word);
+    std::uint64_t seen = word.load();
+    if (slot_pid(seen) == pid) {
+        word.compare_exchange_strong(seen, slot_word(slot_generation(seen) + 1, 0));
+    }
+}
+
+} // namespace ferry::ipc::detail

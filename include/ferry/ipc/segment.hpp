@@ -1,0 +1,128 @@
+#pragma once
+// ferry::ipc::Segment — a named block of shared memory that processes of one user map together.
+//
+//     constexpr auto tag = ferry::ipc::layout_tag_of<Ring>("ferry.ring", 1);
+//     auto made = ferry::ipc::Segment::create("jobs", sizeof(Ring), tag);   // process A
+//     auto seen = ferry::ipc::Segment::open("jobs", tag);                   // process B
+//     if (!seen) log(seen.error().message);      // "ipc: /ferry.jobs is in use by pid 4711", ...
+//     std::span<std::byte> bytes = seen->payload();
+//
+// Semantics (full guide: docs/processes.md, Shared segments):
+// - create: makes /dev/shm/ferry.<name> (mode 0600, O_EXCL) and reserves all of it up front, so
+//   a full /dev/shm is an error here and never a SIGBUS later. The payload starts zeroed. A name
+//   already taken by a stale segment (all participants dead, or another boot) is reclaimed; one
+//   with a live participant answers failure "in use by pid N".
+// - open: maps an existing segment after checking owner, mode, header format and layout tag;
+//   waits (bounded by `wait`) for its creator to finish.
+// - Both register the caller in the segment's participant table; close (or the destructor)
+//   removes it. Neither unlinks: the name lives until unlink(name), or until a later create
+//   reclaims it.
+// - unlink: removes the name; processes that have the segment mapped keep using it.
+// - Not inherited across fork: a forked child's copy of a Segment unmaps without deregistering.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <fcntl.h>
+#include <ferry/ipc/detail/process_identity.hpp>
+#include <ferry/ipc/detail/reclaim.hpp>
+#include <ferry/ipc/detail/segment_checks.hpp>
+#include <ferry/ipc/detail/segment_file.hpp>
+#include <ferry/ipc/detail/segment_header.hpp>
+#include <ferry/ipc/detail/segment_name.hpp>
+#include <ferry/ipc/detail/shared_futex.hpp>
+#include <ferry/ipc/error.hpp>
+#include <ferry/ipc/layout_tag.hpp>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#include <utility>
+
+namespace ferry::ipc {
+
+// How long create and open wait for another process (a creator still initialising, a peer
+// holding the unlink lock) before answering timed_out.
+inline constexpr std::chrono::milliseconds k_default_wait{5000};
+
+// The largest payload: the total file size must fit in off_t.
+inline constexpr std::size_t k_max_payload_bytes =
+    static_cast<std::size_t>(std::numeric_limits<off_t>::max()) - detail::k_payload_alignment;
+
+class Segment {
+public:
+    [[nodiscard]] static Expected<Segment> create(std::string_view name, std::size_t payload_bytes,
+                                                  const LayoutTag& tag,
+                                                  std::chrono::milliseconds wait = k_default_wait);
+    [[nodiscard]] static Expected<Segment> open(std::string_view name, const LayoutTag& tag,
+                                                std::chrono::milliseconds wait = k_default_wait);
+    static Expected<void> unlink(std::string_view name,
+                                 std::chrono::milliseconds wait = k_default_wait);
+
+    Segment(Segment&& other) noexcept
+        : name_(std::move(other.name_)), map_(std::move(other.map_)),
+          payload_(std::exchange(other.payload_, {})), slot_(other.slot_),
+          pid_(std::exchange(other.pid_, 0)) {}
+    Segment& operator=(Segment&& other) noexcept {
+        if (this != &other) {
+            close();
+            name_ = std::move(other.name_);
+            map_ = std::move(other.map_);
+            payload_ = std::exchange(other.payload_, {});
+            slot_ = other.slot_;
+            pid_ = std::exchange(other.pid_, 0);
+        }
+        return *this;
+    }
+    Segment(const Segment&) = delete;
+    Segment& operator=(const Segment&) = delete;
+    ~Segment() { close(); }
+
+    // Deregisters and unmaps; idempotent. The segment itself stays (see unlink).
+    void close() noexcept {
+        if (map_.data() != nullptr && pid_ == static_cast<std::int32_t>(::getpid())) {
+            detail::deregister_participant(header(), slot_, pid_);
+        }
+        map_.reset();
+        payload_ = {};
+        pid_ = 0;
+    }
+
+    [[nodiscard]] bool is_open() const noexcept { return map_.data() != nullptr; }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    // Empty after close.
+    [[nodiscard]] std::span<std::byte> payload() const noexcept { return payload_; }
+    [[nodiscard]] std::int32_t creator_pid() const noexcept {
+        return is_open() ? header().creator_pid : 0;
+    }
+
+private:
+    Segment(std::string name, detail::Mapping map, std::size_t slot, std::int32_t pid) noexcept
+        : name_(std::move(name)), map_(std::move(map)),
+          // Fixed here, from a header checked by open: a peer that later scribbles over the
+          // header cannot move the span.
+          payload_(map_.data() + header().payload_offset, header().payload_bytes), slot_(slot),
+          pid_(pid) {}
+
+    [[nodiscard]] detail::SegmentHeader& header() const noexcept {
+        return *reinterpret_cast<detail::SegmentHeader*>(map_.data());
+    }
+
+    static Expected<Segment> initialise(std::string name, detail::FileDescriptor fd,
+                                        const detail::SegmentHeader& first);
+    static Expected<Segment> attach(std::string name, int fd, const LayoutTag& tag,
+                                    detail::Clock::time_point deadline);
+
+    std::string name_;
+    detail::Mapping map_;
+    std::span<std::byte> payload_;
+    std::size_t slot_ = 0;
+    std::int32_t pid_ = 0; // the registered process; 0 when closed
+};
+
+} // namespace ferry::ipc
+
+#include <ferry/ipc/detail/segment_impl.hpp>
