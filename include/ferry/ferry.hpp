@@ -4,6 +4,7 @@
 #include <ferry/afd.hpp>
 #include <ferry/channel.hpp>
 #include <ferry/core.hpp>
+#include <ferry/ipc.hpp>
 #include <ferry/kernel.hpp>
 #include <ferry/runtime.hpp>
 #include <ferry/tensor.hpp>

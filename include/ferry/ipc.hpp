@@ -1,0 +1,6 @@
+#pragma once
+// ferry/ipc: shared memory between processes of one user on one host (POSIX only). Guide:
+// docs/processes.md.
+#include <ferry/ipc/error.hpp>
+#include <ferry/ipc/layout_tag.hpp>
+#include <ferry/ipc/segment.hpp>
