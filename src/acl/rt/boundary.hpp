@@ -10,6 +10,7 @@
 // are CANN's aclError codes.
 
 #include "acl/acl_base.h"
+#include "error_message.hpp"
 
 #include <exception>
 #include <ferry/core/result.hpp>
@@ -28,6 +29,7 @@ namespace ferry::acl {
 }
 
 inline void note_failure(const char* api, int code, const char* why) noexcept {
+    note_recent_error(api, code, why); // aclGetRecentErrMsg's text, logged or not
     try {
         if (log_enabled(LogLevel::info)) {
             log(LogLevel::info,
