@@ -1,4 +1,4 @@
-// aclrtResetEvent (docs/c-api.md, Events): queues a reset of the event on the stream. When the
+// aclrtResetEvent (docs/c-api.md, Event reset): queues a reset of the event on the stream. When the
 // stream reaches it, the event's completed records are forgotten and it reads as never recorded
 // again (no timestamp, so aclrtEventElapsedTime refuses it) until the next aclrtRecordEvent; a
 // record still pending on another stream completes normally. A null stream is the current
