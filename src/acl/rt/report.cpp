@@ -260,9 +260,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void* userDat
             }
             return rt.launch_host_task(
                 acl::to_stream(stream),
-                [stream = *id, fn, userData, block] {
-                    return deliver(stream, fn, userData, block);
-                },
+                [key = *id, fn, userData, block] { return deliver(key, fn, userData, block); },
                 "callback");
         });
     });
