@@ -94,3 +94,44 @@ TEST_CASE("a stream waits for an event recorded on another stream",
     CHECK(observed == 42);
     CHECK(rt.synchronize_stream(producer) == Status::ok);
 }
+
+TEST_CASE("a reset forgets completed records when its stream reaches it",
+          "[runtime][event][concurrency]") {
+    Runtime& rt = device_runtime();
+    ferry::Stream* s = rt.create_stream().value();
+    ferry::Stream* other = rt.create_stream().value();
+    ferry::Event* e = rt.create_event().value();
+    REQUIRE(rt.record_event(e, s) == Status::ok);
+    REQUIRE(rt.synchronize_stream(s) == Status::ok);
+
+    std::atomic<bool> release{false};
+    const auto hold = [&] {
+        while (!release.load()) {
+            std::this_thread::yield();
+        }
+    };
+    REQUIRE(rt.launch_host_task(s, hold) == Status::ok);
+    REQUIRE(rt.reset_event(e, s) == Status::ok);
+    CHECK(rt.query_event(e).value() == EventStatus::complete); // not reached yet
+    release.store(true);
+    REQUIRE(rt.synchronize_stream(s) == Status::ok);
+    CHECK(rt.query_event(e).value() == EventStatus::not_recorded);
+    CHECK(rt.event_elapsed_time(e, e).status() == Status::rt_param_invalid);
+
+    // a record pending on another stream when the reset runs is kept
+    release.store(false);
+    REQUIRE(rt.launch_host_task(other, hold) == Status::ok);
+    REQUIRE(rt.record_event(e, other) == Status::ok);
+    REQUIRE(rt.reset_event(e, s) == Status::ok);
+    REQUIRE(rt.synchronize_stream(s) == Status::ok);
+    CHECK(rt.query_event(e).value() == EventStatus::pending);
+    release.store(true);
+    CHECK(rt.synchronize_event(e) == Status::ok);
+    CHECK(rt.query_event(e).value() == EventStatus::complete);
+
+    CHECK(rt.reset_event(nullptr, s) == Status::rt_param_invalid);
+    CHECK(rt.destroy_event(e) == Status::ok);
+    CHECK(rt.reset_event(e, s) == Status::rt_param_invalid);
+    CHECK(rt.destroy_stream(s) == Status::ok);
+    CHECK(rt.destroy_stream(other) == Status::ok);
+}

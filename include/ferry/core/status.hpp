@@ -37,6 +37,9 @@ enum class Status : std::int32_t {
     rt_invalid_device_id = 107001,
     rt_context_null = 107002,
     rt_stream_context = 107003,
+    rt_stream_subscribe = 107011, // stream not subscribed, or subscribed twice
+    rt_thread_subscribe = 107012, // thread not subscribed
+    rt_stream_no_cb_reg = 107015, // callback launched on a stream with no subscribed thread
     rt_wait_timeout = 107019,
     rt_feature_not_supported = 207000,
     rt_memory_allocation = 207001,
@@ -48,6 +51,7 @@ enum class Status : std::int32_t {
     rt_device_oom = 207018,
     rt_timeout = 207020,
     rt_internal_error = 507000,
+    rt_report_timeout = 507012,
     rt_kernel_lookup = 507027,
     rt_kernel_duplicate = 507028,
     rt_program_use_out = 507032,
@@ -87,6 +91,9 @@ enum class Status : std::int32_t {
     case Status::rt_invalid_device_id: return "runtime: invalid device id";
     case Status::rt_context_null: return "runtime: no current context";
     case Status::rt_stream_context: return "runtime: stream not in current context";
+    case Status::rt_stream_subscribe: return "runtime: stream subscribed twice or not at all";
+    case Status::rt_thread_subscribe: return "runtime: thread not subscribed";
+    case Status::rt_stream_no_cb_reg: return "runtime: stream has no callback thread";
     case Status::rt_wait_timeout: return "runtime: wait timed out";
     case Status::rt_feature_not_supported: return "runtime: feature not supported";
     case Status::rt_memory_allocation: return "runtime: memory allocation failed";
@@ -98,6 +105,7 @@ enum class Status : std::int32_t {
     case Status::rt_device_oom: return "runtime: device out of memory";
     case Status::rt_timeout: return "runtime: timeout";
     case Status::rt_internal_error: return "runtime: internal error";
+    case Status::rt_report_timeout: return "runtime: callback report timed out";
     case Status::rt_kernel_lookup: return "runtime: kernel not found";
     case Status::rt_kernel_duplicate: return "runtime: kernel already registered";
     case Status::rt_program_use_out: return "runtime: program table exhausted";

@@ -5,8 +5,10 @@
 // reaches it the event completes and takes a steady-clock timestamp, so two events recorded in
 // order on one stream have a non-negative, monotone elapsed time. Re-recording starts a new
 // generation: query/synchronize look at the latest record. An event never recorded counts as
-// complete for synchronize (nothing to wait for) but has no timestamp.
+// complete for synchronize (nothing to wait for) but has no timestamp. A reset (aclrtResetEvent,
+// run in stream order) returns the event to that never-recorded state.
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <ferry/core/result.hpp>
@@ -54,9 +56,18 @@ public:
         done_.notify_all();
     }
 
+    // Called by the stream when it reaches a reset issued while `generation` was the latest
+    // record: forgets the records up to it that have completed. A record still pending then (on
+    // another stream) completes normally later, and a record issued after the reset is kept, so a
+    // reset never makes anyone wait forever and never hides a newer record.
+    void reset(std::uint64_t generation) {
+        std::lock_guard lock(mutex_);
+        forgotten_ = std::max(forgotten_, std::min(generation, completed_));
+    }
+
     [[nodiscard]] EventStatus status() const {
         std::lock_guard lock(mutex_);
-        if (issued_ == 0) {
+        if (issued_ == forgotten_) {
             return EventStatus::not_recorded;
         }
         return completed_ >= issued_ ? EventStatus::complete : EventStatus::pending;
@@ -84,7 +95,7 @@ public:
     // The completion time of the latest record, when it is complete.
     [[nodiscard]] std::optional<std::uint64_t> timestamp_ns() const {
         std::lock_guard lock(mutex_);
-        if (issued_ == 0 || completed_ < issued_) {
+        if (issued_ == forgotten_ || completed_ < issued_) {
             return std::nullopt;
         }
         return timestamp_ns_;
@@ -97,6 +108,7 @@ private:
     std::condition_variable done_;
     std::uint64_t issued_ = 0;    // generations recorded
     std::uint64_t completed_ = 0; // generations the stream passed
+    std::uint64_t forgotten_ = 0; // generations a reset dropped (≤ completed_)
     std::uint64_t timestamp_ns_ = 0;
 };
 

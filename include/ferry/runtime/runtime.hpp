@@ -146,6 +146,8 @@ public:
     [[nodiscard]] Status synchronize_stream(Stream* stream, Timeout timeout = forever);
     // True when every task queued on the stream has finished (aclrtStreamQuery).
     [[nodiscard]] Result<bool> query_stream(Stream* stream);
+    // The stream's unique id (resolving nullptr to the current context's default stream).
+    [[nodiscard]] Result<std::uint64_t> stream_id(Stream* stream);
     // Queues a host callable (aclrtLaunchCallback / aclrtLaunchHostFunc).
     template <HostTask F>
     [[nodiscard]] Status launch_host_task(Stream* stream, F task, std::string name = "host_task");
@@ -157,6 +159,8 @@ public:
     }
     [[nodiscard]] Status destroy_event(Event* event) { return devices_.destroy_event(event); }
     [[nodiscard]] Status record_event(Event* event, Stream* stream);
+    // aclrtResetEvent: when the stream reaches it, the event's records so far are forgotten.
+    [[nodiscard]] Status reset_event(Event* event, Stream* stream);
     [[nodiscard]] Result<EventStatus> query_event(Event* event) const;
     [[nodiscard]] Status synchronize_event(Event* event, Timeout timeout = forever);
     [[nodiscard]] Result<float> event_elapsed_time(Event* start, Event* end) const;

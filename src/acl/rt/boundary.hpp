@@ -9,6 +9,7 @@
 // and returns the runtime's Status, whose values are CANN's aclError codes.
 
 #include "acl/acl_base.h"
+#include "error_message.hpp"
 
 #include <exception>
 #include <ferry/core/result.hpp>
@@ -27,6 +28,7 @@ namespace ferry::acl {
 }
 
 inline void note_failure(const char* api, int code, const char* why) noexcept {
+    note_recent_error(api, code, why); // aclGetRecentErrMsg's text, logged or not
     try {
         if (log_enabled(LogLevel::info)) {
             log(LogLevel::info,

@@ -4,6 +4,7 @@
 // functions that return no code), and rejections are logged at warning level to stderr — never to
 // stdout (issue 7), and not at all by default (the runtime's default level is error).
 
+#include "../rt/error_message.hpp"
 #include "acl/acl_base.h"
 
 #include <exception>
@@ -21,6 +22,7 @@ namespace ferry::acl {
 // Logs why `function` refused its arguments and returns `s` as an aclError.
 inline aclError reject(const char* function, const char* why,
                        Status s = Status::invalid_param) noexcept {
+    note_recent_error(function, why); // aclGetRecentErrMsg's text, logged or not
     if (log_enabled(LogLevel::warning)) {
         try {
             log(LogLevel::warning, std::string(function) + ": " + why);

@@ -34,7 +34,8 @@ REQUIRED = [
     "aclrtRecordEvent", "aclrtSynchronizeEvent", "aclrtMalloc", "aclrtFree", "aclrtMallocHost",
     "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset", "aclCreateTensor",
     "aclDestroyTensor", "aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize",
-    "aclnnInplaceFfnWorkerScheduler",
+    "aclnnInplaceFfnWorkerScheduler", "aclGetRecentErrMsg", "aclDataTypeSize", "aclrtResetEvent",
+    "aclrtSubscribeReport", "aclrtLaunchCallback", "aclrtProcessReport", "aclrtUnSubscribeReport",
 ]
 
 

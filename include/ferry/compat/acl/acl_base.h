@@ -60,6 +60,9 @@ static const int ACL_ERROR_DRV_FAILURE = 500004;
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_RT_STREAM_CONTEXT 107003
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011
+#define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012
+#define ACL_ERROR_RT_STREAM_NO_CB_REG 107015
 #define ACL_ERROR_RT_WAIT_TIMEOUT 107019
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
@@ -71,6 +74,7 @@ static const int ACL_ERROR_DRV_FAILURE = 500004;
 #define ACL_ERROR_RT_DEVICE_OOM 207018
 #define ACL_ERROR_RT_TIMEOUT 207020
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
+#define ACL_ERROR_RT_REPORT_TIMEOUT 507012
 #define ACL_ERROR_RT_KERNEL_LOOKUP 507027
 #define ACL_ERROR_RT_KERNEL_DUPLICATE 507028
 #define ACL_ERROR_RT_PROGRAM_USE_OUT 507032
@@ -134,6 +138,14 @@ typedef enum {
     ACL_WARNING = 2,
     ACL_ERROR = 3
 } aclLogLevel;
+
+/* The calling thread's most recent failure text, or NULL when there is none; reading clears it.
+ * The text stays valid until this thread's next aclGetRecentErrMsg call (docs/c-api.md). */
+ACL_FUNC_VISIBILITY const char* aclGetRecentErrMsg(void);
+
+/* Bytes per element; 0 for ACL_STRING, ACL_DT_UNDEFINED and unknown values; 1 for the sub-byte
+ * types (docs/c-api.md). */
+ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
 
 #ifdef __cplusplus
 }

@@ -265,6 +265,11 @@ inline Result<bool> Runtime::query_stream(Stream* stream) {
     return target ? Result<bool>((*target)->idle()) : Result<bool>(target.status());
 }
 
+inline Result<std::uint64_t> Runtime::stream_id(Stream* stream) {
+    const auto target = devices_.stream(stream);
+    return target ? Result<std::uint64_t>((*target)->id()) : Result<std::uint64_t>(target.status());
+}
+
 template <HostTask F>
 inline Status Runtime::launch_host_task(Stream* stream, F task, std::string name) {
     const auto target = devices_.stream(stream);
@@ -295,6 +300,26 @@ inline Status Runtime::record_event(Event* event, Stream* stream) {
         "event_record", "event",
         [e = *recorded, generation] {
             e->complete(generation);
+            return Status::ok;
+        },
+        true);
+}
+
+// Like a record, the reset runs even in the stream's error state: event state follows stream
+// order whatever the other tasks did.
+inline Status Runtime::reset_event(Event* event, Stream* stream) {
+    const auto found = devices_.event(event);
+    if (!found) {
+        return found.status();
+    }
+    const auto target = devices_.stream(stream);
+    if (!target) {
+        return target.status();
+    }
+    return (*target)->enqueue(
+        "event_reset", "event",
+        [e = *found, generation = (*found)->generation()] {
+            e->reset(generation);
             return Status::ok;
         },
         true);
