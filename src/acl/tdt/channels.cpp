@@ -50,22 +50,25 @@ const char* check_create(std::uint32_t device, const char* name) {
     return nullptr;
 }
 
-// Registers a handle on a registry entry; on failure the entry is closed again.
+// Registers a handle on a registry entry; on failure (bad_alloc) the entry is closed again and
+// the pool slot it may have created is dropped, so a failed create leaves nothing behind.
 acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::size_t capacity) {
-    auto handle = std::make_shared<acltdtChannelHandle>();
-    handle->id = entry.id;
-    handle->device = entry.device;
-    handle->kind = entry.kind;
-    handle->receive_side = entry.receive_side;
-    handle->channel = std::move(entry.channel);
+    const ferry::ChannelId id = entry.id;
     try {
+        auto handle = std::make_shared<acltdtChannelHandle>();
+        handle->id = entry.id;
+        handle->device = entry.device;
+        handle->kind = entry.kind;
+        handle->receive_side = entry.receive_side;
+        handle->channel = std::move(entry.channel);
         handle->pool = Shim::get().pool_for(handle->id, capacity);
         Shim::get().add(handle);
+        return handle.get();
     } catch (...) {
-        Shim::get().registry().close(handle->id);
+        (void)Shim::get().registry().close(id);
+        Shim::get().forget_pool(id); // the handle is gone: its pool slot is expired (or shared)
         throw;
     }
-    return handle.get();
 }
 
 // CANN's int32 ms (tdt_facts.md §2.9): negative waits forever, 0 never waits, > 0 is a bound.
