@@ -179,6 +179,9 @@ namespace detail {
 // Host memory standing in for a device or pinned allocation. nullptr when the system is out of
 // memory (reported as rt_memory_allocation, never as a throw).
 inline void* allocate_bytes(std::size_t size, std::size_t alignment) noexcept {
+    if (size > SIZE_MAX - (alignment - 1)) {
+        return nullptr; // rounding up would wrap to a tiny size
+    }
     const std::size_t rounded = (size + alignment - 1) / alignment * alignment;
     return std::aligned_alloc(alignment, rounded);
 }
