@@ -36,6 +36,7 @@ struct Scenario {
     std::function<Snapshot()> snapshot = [] { return Snapshot{}; };
     std::function<void()> teardown;
     aclError fails_with = ACL_ERROR_BAD_ALLOC;
+    long raw_mallocs = 0; // malloc calls allowed to bypass operator new (aclrtMalloc's bytes)
 };
 
 // One failure point: fail the k-th allocation, then retry without failure.
@@ -71,10 +72,11 @@ long inject_every_failure(const Scenario& s) {
     const long n = hook::run_failing(0, [&] { code = s.call(); });
     REQUIRE(code == ACL_SUCCESS);
     s.teardown();
-    // Every allocation of the call goes through operator new, so failing those covers them all.
+    // Every other allocation of the call goes through operator new, so failing those covers them.
+    // (A leak of a raw allocation is LeakSanitizer's to find: the live count sees operator new.)
     s.setup();
     if (const auto raw = hook::raw_mallocs_in([&] { (void)s.call(); })) {
-        CHECK(*raw == 0);
+        CHECK(*raw <= s.raw_mallocs); // at most: TSan's hook does not see aligned_alloc
     }
     s.teardown();
     for (long k = 1; k <= n; ++k) {
@@ -425,7 +427,8 @@ TEST_CASE("the runtime's create functions survive every allocation failure", "[c
                   {.setup = [] {},
                    .call = [&] { return aclrtMalloc(&handle, 4096, ACL_MEM_MALLOC_HUGE_FIRST); },
                    .snapshot = free_memory,
-                   .teardown = [&] { CHECK(aclrtFree(handle) == ACL_SUCCESS); }}) > 0);
+                   .teardown = [&] { CHECK(aclrtFree(handle) == ACL_SUCCESS); },
+                   .raw_mallocs = 1}) > 0);
     }
     SECTION("aclCreateTensor") {
         const std::int64_t dims[2] = {4, 8};
