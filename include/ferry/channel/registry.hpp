@@ -88,8 +88,8 @@ public:
             std::pair<std::uint32_t, std::string> key{device, std::string(base)};
             if (const auto found = process_ids_.find(key); found != process_ids_.end()) {
                 Record& record = records_.at(found->second);
+                Entry entry = record.entry; // may throw: count the handle only once it exists
                 ++record.handles;
-                Entry entry = record.entry;
                 entry.receive_side = receive_side;
                 return entry;
             }

@@ -49,7 +49,11 @@ inline AclState& acl_state() {
         if (!file) {
             return Status::invalid_file;
         }
-        config.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        try {
+            config.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        } catch (const std::ios_base::failure&) { // e.g. a directory: it opens, reading fails
+            return Status::invalid_file;
+        }
     }
     if (state.first_config && *state.first_config != config) {
         return Status::invalid_param;

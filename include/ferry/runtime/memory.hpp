@@ -179,6 +179,9 @@ namespace detail {
 // Host memory standing in for a device or pinned allocation. nullptr when the system is out of
 // memory (reported as rt_memory_allocation, never as a throw).
 inline void* allocate_bytes(std::size_t size, std::size_t alignment) noexcept {
+    if (size > SIZE_MAX - (alignment - 1)) {
+        return nullptr; // rounding up would wrap to a tiny size
+    }
     const std::size_t rounded = (size + alignment - 1) / alignment * alignment;
     return std::aligned_alloc(alignment, rounded);
 }
@@ -224,9 +227,8 @@ public:
         }
         const Allocation a{reinterpret_cast<std::uintptr_t>(p), size, *reserved, device,
                            AllocationKind::device};
-        if (const Status s = registry_.insert(a); failed(s)) {
-            detail::release_bytes(p);
-            return Status::rt_internal_error; // impossible: the system gave us fresh memory
+        if (const Status s = record(p, a); failed(s)) {
+            return s;
         }
         used += *reserved;
         return p;
@@ -243,9 +245,8 @@ public:
         }
         const Allocation a{reinterpret_cast<std::uintptr_t>(p), size, size, k_no_device,
                            AllocationKind::host};
-        if (failed(registry_.insert(a))) {
-            detail::release_bytes(p);
-            return Status::rt_internal_error;
+        if (const Status s = record(p, a); failed(s)) {
+            return s;
         }
         return p;
     }
@@ -311,6 +312,21 @@ public:
     }
 
 private:
+    // Records the fresh bytes `p` as `a`; frees them when that fails, by status or by bad_alloc
+    // (the registry's node), so a failed allocation leaks nothing.
+    [[nodiscard]] Status record(void* p, const Allocation& a) {
+        try {
+            if (failed(registry_.insert(a))) {
+                detail::release_bytes(p);
+                return Status::rt_internal_error; // impossible: the system gave us fresh memory
+            }
+        } catch (...) {
+            detail::release_bytes(p);
+            throw;
+        }
+        return Status::ok;
+    }
+
     mutable std::mutex mutex_; // allocation accounting; the registry has its own lock
     AllocationRegistry registry_;
     std::vector<std::uint64_t> used_; // reserved bytes per device

@@ -116,8 +116,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int
 // what its allocations (rounded sizes) leave.
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
     return acl::guarded("aclrtGetMemInfo", [&] {
-        if (free == nullptr || total == nullptr || attr < ACL_DDR_MEM ||
-            attr > ACL_MEM_P2P_HUGE1G) {
+        const auto raw_attr = acl::raw_value(attr); // any int may arrive: UB to load as the enum
+        if (free == nullptr || total == nullptr || raw_attr < ACL_DDR_MEM ||
+            raw_attr > ACL_MEM_P2P_HUGE1G) {
             return Status::invalid_param;
         }
         return acl::with_runtime([&](Runtime& rt) {

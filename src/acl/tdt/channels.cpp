@@ -52,19 +52,22 @@ const char* check_create(std::uint32_t device, const char* name) {
     return nullptr;
 }
 
-// Registers a handle on a registry entry; on failure the entry is closed again.
+// Registers a handle on a registry entry; on failure (bad_alloc) the entry is closed again and
+// the pool slot it may have created is dropped, so a failed create leaves nothing behind.
 acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::size_t capacity) {
-    auto handle = std::make_shared<acltdtChannelHandle>();
-    handle->id = entry.id;
-    handle->device = entry.device;
-    handle->kind = entry.kind;
-    handle->receive_side = entry.receive_side;
-    handle->channel = std::move(entry.channel);
+    const ferry::ChannelId id = entry.id;
     try {
+        auto handle = std::make_shared<acltdtChannelHandle>();
+        handle->id = entry.id;
+        handle->device = entry.device;
+        handle->kind = entry.kind;
+        handle->receive_side = entry.receive_side;
+        handle->channel = std::move(entry.channel);
         handle->pool = Shim::get().pool_for(handle->id, capacity);
         return to_handle<acltdtChannelHandle>(Shim::get().channels.add(std::move(handle)));
     } catch (...) {
-        (void)Shim::get().registry().close(entry.id);
+        (void)Shim::get().registry().close(id);
+        Shim::get().forget_pool(id); // the handle is gone: its pool slot is expired (or shared)
         throw;
     }
 }

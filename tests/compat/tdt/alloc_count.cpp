@@ -1,92 +1,17 @@
-// acltdt* steady state allocates nothing (spec/tdt.md §4, spec/quality.md: "zero heap
-// allocations per message, count them in a test"). This one test is C++ because C cannot replace
+// acltdt* steady state allocates nothing (docs/c-api.md, Channels: no allocation per message
+// once warm), counted here rather than assumed. This one test is C++ because C cannot replace
 // operator new: every allocation the shim makes (it is C++; it never calls malloc itself) goes
-// through the replaced operators below while counting is on. Under AddressSanitizer or
-// ThreadSanitizer, whose runtimes own operator new, the sanitizer's allocation hook counts
-// instead (it sees every malloc and operator new).
+// through the test allocator's operator new (tests/compat/faults/alloc_hook.hpp, which also works
+// under AddressSanitizer and ThreadSanitizer), counted on every thread while counting is on.
 
+#include "../faults/alloc_hook.hpp"
 #include "acl/acl_tdt.h"
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FERRY_COUNT_WITH_SANITIZER_HOOK 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FERRY_COUNT_WITH_SANITIZER_HOOK 1
-#endif
-#endif
-#ifdef FERRY_COUNT_WITH_SANITIZER_HOOK
-// From <sanitizer/allocator_interface.h>, which GCC does not install (libasan/libtsan export it).
-extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
-                                                                             std::size_t),
-                                                         void (*free_hook)(const volatile void*));
-#endif
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-[[maybe_unused]] void* counted(std::size_t size, std::size_t align) {
-    if (counting.load(std::memory_order_relaxed)) {
-        allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    void* p = align > alignof(std::max_align_t)
-                  ? std::aligned_alloc(align, (size + align - 1) / align * align)
-                  : std::malloc(size == 0 ? 1 : size);
-    if (p == nullptr) {
-        throw std::bad_alloc();
-    }
-    return p;
-}
-
-// Counts the allocations `body` makes.
-template <typename Body>
-long allocations_in(Body&& body) {
-    allocations.store(0);
-    counting.store(true);
-    body();
-    counting.store(false);
-    return allocations.load();
-}
-} // namespace
-
-#ifdef FERRY_COUNT_WITH_SANITIZER_HOOK
-namespace {
-void on_malloc(const volatile void*, std::size_t) {
-    if (counting.load(std::memory_order_relaxed)) {
-        allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-}
-void on_free(const volatile void*) {}
-[[maybe_unused]] const int hooks_installed =
-    __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-} // namespace
-#else
-void* operator new(std::size_t size) {
-    return counted(size, 0);
-}
-void* operator new(std::size_t size, std::align_val_t align) {
-    return counted(size, static_cast<std::size_t>(align));
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-    std::free(p);
-}
-#endif
+using ferry::test::alloc_hook::allocations_in;
 
 namespace {
 struct Fixture {
