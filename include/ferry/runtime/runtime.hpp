@@ -9,7 +9,8 @@
 //
 // Exit without finalize is clean: the Runtime object and the keeper are deliberately never
 // destroyed (CANN's RuntimeKeeper does the same), so there is no static destruction order to get
-// wrong, and an atexit handler stops and joins the runtime's threads, so none is left joinable.
+// wrong, and an atexit handler stops and joins the runtime's threads, so none is left joinable
+// (one still inside a task after k_exit_grace is detached instead: exit never hangs on a task).
 //
 // The C shim maps aclrt* calls one to one onto these members; every Status is the aclError CANN
 // returns in that situation (B.6). Streams, events and contexts are opaque handles validated on

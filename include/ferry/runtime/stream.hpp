@@ -283,10 +283,10 @@ public:
     // and again (a later stop without drain drops what an earlier drained stop left queued).
     void stop(bool drain) { core_->stop(drain); }
 
-    // Joins the thread once it has finished its queue (stop first, or this waits for it). From
-    // the stream's own thread it cannot: returns false and leaves the thread running; join again
-    // from another thread. A thread still inside a task at `deadline` is detached (it keeps the
-    // core alive and ends with the process): only process exit passes a deadline.
+    // After stop(): joins the thread once it has left its queue. From the stream's own thread it
+    // cannot: returns false and leaves the thread running; join again from another thread. A
+    // thread still inside a task at `deadline` is detached (it keeps the core alive and ends with
+    // the process): only process exit passes a deadline.
     [[nodiscard]] bool join(time_point deadline = time_point::max()) {
         if (!thread_.joinable()) {
             return true;

@@ -65,7 +65,7 @@ static void reset_own_device(void* args) {
 /* Queues `end` and a tail callback behind it on a new stream, opens the gate and waits for the
  * tail: work queued before the stream ended still runs. */
 static void end_stream_from_its_callback(aclrtHostFunc end) {
-    ending e = {NULL, {0}, -1};
+    ending e = {.stream = NULL, .result = -1};
     latch tail;
     latch_init(&e.gate);
     latch_init(&tail);
