@@ -2,6 +2,7 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+#include <ferry/channel/message_channels.hpp>
 #include <thread>
 
 namespace {
@@ -147,4 +148,35 @@ TEST_CASE("synchronize device waits for every stream of the device", "[runtime][
     CHECK(done.load() == 150);
     CHECK(rt.destroy_stream(s1) == Status::ok);
     CHECK(rt.destroy_stream(s2) == Status::ok);
+}
+
+// docs/channel.md (Registry): a device reset stops every channel of the device, so a thread
+// blocked on one wakes instead of waiting for a device that is gone.
+TEST_CASE("releasing a device stops its message channels", "[runtime][device][concurrency]") {
+    Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
+    auto& registry = ferry::message_channels().registry;
+    auto on_0 = registry.create_queue(0, "device-reset", 2);
+    auto on_1 = registry.create_queue(1, "device-reset", 2);
+    REQUIRE((on_0.has_value() && on_1.has_value()));
+    REQUIRE(rt.set_device(0) == Status::ok);
+    REQUIRE(rt.set_device(0) == Status::ok);
+    REQUIRE(rt.set_device(1) == Status::ok);
+    Status received = Status::ok;
+    std::thread receiver([&] { received = on_0->channel->receive().status(); });
+    while (on_0->channel->blocked() == 0) {
+        std::this_thread::yield();
+    }
+    CHECK(rt.reset_device(0) == Status::ok); // one reference left: the device stays
+    CHECK_FALSE(on_0->channel->stopped());
+    CHECK(rt.reset_device(0) == Status::ok); // the last one: the device is released
+    const bool stopped_by_reset = on_0->channel->stopped();
+    if (!stopped_by_reset) {
+        on_0->channel->stop(); // let the receiver go, so the failure is reported, not a hang
+    }
+    receiver.join();
+    CHECK(stopped_by_reset);
+    CHECK(received == Status::stopped);
+    CHECK_FALSE(on_1->channel->stopped()); // another device's channels are untouched
+    CHECK(registry.close(on_0->id) == Status::ok);
+    CHECK(registry.close(on_1->id) == Status::ok);
 }

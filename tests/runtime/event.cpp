@@ -135,3 +135,53 @@ TEST_CASE("a reset forgets completed records when its stream reaches it",
     CHECK(rt.destroy_stream(s) == Status::ok);
     CHECK(rt.destroy_stream(other) == Status::ok);
 }
+
+// A record whose stream is destroyed between the handle lookup and the enqueue fails; the event
+// must then be as it was, not pending on a record no stream will ever reach. The recorder keeps
+// recording until the destroy makes it fail, so every round ends inside that race.
+TEST_CASE("a record racing the destroy of its stream never leaves the event pending",
+          "[runtime][event][concurrency]") {
+    Runtime& rt = device_runtime();
+    ferry::Event* e = rt.create_event().value();
+    int failed_enqueues = 0;
+    for (int round = 0; round < 200; ++round) {
+        ferry::Stream* s = rt.create_stream().value();
+        std::atomic<bool> started{false};
+        Status last = Status::ok;
+        std::thread recorder([&] {
+            started.store(true);
+            started.notify_one();
+            while ((last = rt.record_event(e, s)) == Status::ok) {
+            }
+        });
+        started.wait(false);
+        REQUIRE(rt.destroy_stream(s) == Status::ok);
+        recorder.join();
+        failed_enqueues += last == Status::rt_stream_context ? 1 : 0;
+        REQUIRE(rt.query_event(e).value() != EventStatus::pending);
+        REQUIRE(rt.synchronize_event(e, ferry::no_wait) == Status::ok);
+    }
+    UNSCOPED_INFO("records that found the stream stopping: " << failed_enqueues);
+    CHECK(rt.destroy_event(e) == Status::ok);
+}
+
+TEST_CASE("a record its stream refuses leaves the event as it was", "[runtime][event]") {
+    ferry::Event event(1, 0);
+    CHECK(event.record([](std::uint64_t) { return Status::rt_stream_context; }) ==
+          Status::rt_stream_context);
+    CHECK(event.status() == EventStatus::not_recorded);
+    CHECK(event.generation() == 0);
+    std::uint64_t first = 0;
+    REQUIRE(event.record([&](std::uint64_t generation) {
+        first = generation;
+        return Status::ok;
+    }) == Status::ok);
+    event.complete(first);
+    CHECK(event.status() == EventStatus::complete);
+    const auto stamp = event.timestamp_ns();
+    CHECK(event.record([](std::uint64_t) { return Status::rt_stream_context; }) ==
+          Status::rt_stream_context);
+    CHECK(event.status() == EventStatus::complete); // still the first record, timestamp kept
+    CHECK(event.timestamp_ns() == stamp);
+    CHECK(event.synchronize(ferry::no_wait) == Status::ok);
+}

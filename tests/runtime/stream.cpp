@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -172,4 +173,87 @@ TEST_CASE("streams need a current context", "[runtime][stream]") {
     CHECK(rt.create_stream().status() == Status::rt_context_null);
     CHECK(rt.synchronize_stream(nullptr) == Status::rt_context_null);
     CHECK(rt.launch_host_task(nullptr, [] {}) == Status::rt_context_null);
+}
+
+namespace {
+// Set by a task queued behind the one under test: the stream thread got past that task.
+struct Latch {
+    std::atomic<bool> open{false};
+    void release() {
+        open.store(true);
+        open.notify_all();
+    }
+    void wait() const { open.wait(false); }
+};
+} // namespace
+
+// The stream's thread keeps running after the task returns (it finishes the task, then drains
+// what is queued behind it), so the stream must not be freed under it.
+TEST_CASE("a host task may destroy its own stream", "[runtime][stream][concurrency]") {
+    Runtime& rt = device_runtime();
+    ferry::Stream* s = rt.create_stream().value();
+    Status destroyed = Status::failure;
+    Latch gate;
+    Latch tail;
+    REQUIRE(rt.launch_host_task(s, [&] {
+        gate.wait(); // until the tail task is queued
+        destroyed = rt.destroy_stream(s);
+    }) == Status::ok);
+    REQUIRE(rt.launch_host_task(s, [&] { tail.release(); }) == Status::ok);
+    gate.release();
+    tail.wait(); // queued before the destroy: it still runs
+    CHECK(destroyed == Status::ok);
+    CHECK(rt.synchronize_stream(s) == Status::rt_param_invalid);
+    // Later destroys (and the shutdown of the next test case) join the stream's thread.
+    ferry::Stream* other = rt.create_stream().value();
+    CHECK(rt.destroy_stream(other) == Status::ok);
+}
+
+TEST_CASE("a host task may force-reset the device of its own stream",
+          "[runtime][stream][concurrency]") {
+    Runtime& rt = device_runtime();
+    ferry::Stream* s = rt.create_stream().value();
+    Status reset = Status::failure;
+    Latch gate;
+    Latch tail;
+    REQUIRE(rt.launch_host_task(s, [&] {
+        gate.wait();
+        reset = rt.reset_device_force(0);
+    }) == Status::ok);
+    REQUIRE(rt.launch_host_task(s, [&] { tail.release(); }) == Status::ok);
+    gate.release();
+    tail.wait();
+    CHECK(reset == Status::ok);
+    CHECK(rt.primary_refs(0) == 0);
+    CHECK(rt.synchronize_stream(s) == Status::rt_param_invalid);
+    // The device can be used again at once; finalize joins the reset stream's thread.
+    REQUIRE(rt.set_device(0) == Status::ok);
+    CHECK(rt.launch_host_task(nullptr, [] {}) == Status::ok);
+    CHECK(rt.synchronize_stream(nullptr) == Status::ok);
+    ferry::Runtime::shutdown();
+}
+
+// Process exit stops streams without draining; a stream waiting for an event whose record was
+// dropped with another stream's queue must still end, so that its thread can be joined.
+TEST_CASE("a stop without draining ends a running event wait", "[runtime][stream][concurrency]") {
+    auto event = std::make_shared<ferry::Event>(1, 0);
+    std::uint64_t pending = 0;
+    // A record whose task is never run: the event stays pending.
+    REQUIRE(event->record([&](std::uint64_t generation) {
+        pending = generation;
+        return Status::ok;
+    }) == Status::ok);
+    ferry::Stream stream(2, 0, nullptr);
+    Latch waiting;
+    std::atomic<bool> completed{true};
+    REQUIRE(stream.enqueue("event_wait", "event", [&, event, stop = stream.stop_token()] {
+        waiting.release();
+        completed.store(event->wait(pending, stop));
+        return Status::ok;
+    }) == Status::ok);
+    waiting.wait();
+    CHECK(stream.shutdown(false)); // joins: would hang if the wait did not end
+    CHECK(stream.finished());
+    CHECK_FALSE(completed.load());
+    CHECK(event->status() == ferry::EventStatus::pending);
 }

@@ -17,6 +17,8 @@
 #include <ferry/runtime/profiler.hpp>
 #include <mutex>
 #include <optional>
+#include <stop_token>
+#include <utility>
 
 namespace ferry {
 
@@ -35,10 +37,21 @@ public:
     [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
     [[nodiscard]] std::int32_t device() const noexcept { return device_; }
 
-    // Starts a new record; returns its generation, which the stream task passes to complete().
-    std::uint64_t begin_record() {
+    // Starts a new record: `enqueue(generation)` queues the stream task that will call
+    // complete(generation) and returns its Status. The generation is published only when the
+    // enqueue succeeds, so a record refused by its stream (one being destroyed) leaves the event
+    // as it was instead of pending on a record that no stream will reach. The lock is held across
+    // the enqueue: the task cannot complete a generation before it is published, and a concurrent
+    // record takes the next one. (Streams never call into an event while holding their own lock.)
+    template <typename Enqueue>
+    [[nodiscard]] Status record(Enqueue&& enqueue) {
         std::lock_guard lock(mutex_);
-        return ++issued_;
+        const std::uint64_t generation = issued_ + 1;
+        const Status s = std::forward<Enqueue>(enqueue)(generation);
+        if (succeeded(s)) {
+            issued_ = generation;
+        }
+        return s;
     }
 
     // Called by the stream when it reaches the record of `generation`.
@@ -87,6 +100,14 @@ public:
         return Status::ok;
     }
 
+    // A stream's wait for `generation` (stream_wait_event): true when the record completed,
+    // false when `stop` was requested first (the waiting stream is being stopped without
+    // draining, at process exit, when the record may never run).
+    [[nodiscard]] bool wait(std::uint64_t generation, std::stop_token stop) {
+        std::unique_lock lock(mutex_);
+        return done_.wait(lock, stop, [&] { return completed_ >= generation; });
+    }
+
     [[nodiscard]] std::uint64_t generation() const {
         std::lock_guard lock(mutex_);
         return issued_;
@@ -105,10 +126,10 @@ private:
     const std::uint64_t id_;
     const std::int32_t device_;
     mutable std::mutex mutex_;
-    std::condition_variable done_;
-    std::uint64_t issued_ = 0;    // generations recorded
-    std::uint64_t completed_ = 0; // generations the stream passed
-    std::uint64_t forgotten_ = 0; // generations a reset dropped (≤ completed_)
+    std::condition_variable_any done_; // _any: waits that a stop token can end
+    std::uint64_t issued_ = 0;         // generations recorded
+    std::uint64_t completed_ = 0;      // generations the stream passed
+    std::uint64_t forgotten_ = 0;      // generations a reset dropped (<= completed_)
     std::uint64_t timestamp_ns_ = 0;
 };
 

@@ -9,16 +9,19 @@
 //
 // Exit without finalize is clean: the Runtime object and the keeper are deliberately never
 // destroyed (CANN's RuntimeKeeper does the same), so there is no static destruction order to get
-// wrong, and an atexit handler stops and joins the runtime's threads, so none is left joinable.
+// wrong, and an atexit handler stops and joins the runtime's threads, so none is left joinable
+// (one still inside a task after k_exit_grace is detached instead: exit never hangs on a task).
 //
 // The C shim maps aclrt* calls one to one onto these members; every Status is the aclError CANN
 // returns in that situation (B.6). Streams, events and contexts are opaque handles validated on
 // every use.
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
+#include <ferry/channel/message_channels.hpp>
 #include <ferry/core/memory_kind.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
@@ -27,6 +30,7 @@
 #include <ferry/runtime/config.hpp>
 #include <ferry/runtime/detail/block_pool.hpp>
 #include <ferry/runtime/detail/keeper.hpp>
+#include <ferry/runtime/detail/stream_reaper.hpp>
 #include <ferry/runtime/device.hpp>
 #include <ferry/runtime/event.hpp>
 #include <ferry/runtime/kernel_table.hpp>
@@ -44,6 +48,10 @@
 #include <vector>
 
 namespace ferry {
+
+// Process exit without finalize: how long the tasks still running may take to finish before their
+// threads are abandoned to the exit (docs/runtime.md, Exit without finalize).
+inline constexpr std::chrono::milliseconds k_exit_grace{1000};
 
 // Called on the failing stream's thread (spec/runtime.md: exception and task-abort callbacks).
 using TaskFailureCallback = std::function<void(const TaskFailure&)>;
@@ -235,6 +243,7 @@ private:
     MemoryManager memory_;
     KernelTable kernels_;
     detail::BlockPool pool_;
+    detail::StreamReaper reaper_; // streams released from their own thread, not yet joined
     std::mutex callback_mutex_;
     TaskFailureCallback exception_callback_;
     TaskFailureCallback abort_callback_;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -60,17 +61,27 @@ public:
     }
 
     // Stops and joins the workers; queued helper tokens are dropped (their launches finish on
-    // the launching thread). Idempotent; must not be called from a worker.
-    void shutdown() {
-        {
-            std::lock_guard lock(mutex_);
-            if (stopping_) {
-                return;
-            }
-            stopping_ = true;
-            queue_.clear();
+    // the launching thread). With a deadline (process exit), workers still running a block then
+    // are detached instead: they end with the process. Idempotent; must not be called from a
+    // worker.
+    void shutdown(std::chrono::steady_clock::time_point deadline =
+                      std::chrono::steady_clock::time_point::max()) {
+        std::unique_lock lock(mutex_);
+        if (stopping_) {
+            return;
         }
+        stopping_ = true;
+        queue_.clear();
         ready_.notify_all();
+        if (deadline != std::chrono::steady_clock::time_point::max() &&
+            !gone_.wait_until(lock, deadline, [&] { return exited_ == threads_.size(); })) {
+            lock.unlock();
+            for (auto& thread : threads_) {
+                thread.detach(); // the pool outlives them: the runtime is never destroyed
+            }
+            return;
+        }
+        lock.unlock();
         for (auto& thread : threads_) {
             if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) {
                 thread.join();
@@ -115,6 +126,8 @@ private:
                 std::unique_lock lock(mutex_);
                 ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
                 if (stopping_) {
+                    ++exited_;
+                    gone_.notify_all();
                     return;
                 }
                 job = std::move(queue_.front());
@@ -126,8 +139,10 @@ private:
 
     std::mutex mutex_;
     std::condition_variable ready_;
+    std::condition_variable gone_; // a worker left its loop
     std::deque<std::shared_ptr<Job>> queue_;
     bool stopping_ = false;
+    std::size_t exited_ = 0; // workers that left their loop
     std::vector<std::thread> threads_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <ferry/runtime/runtime.hpp>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -124,8 +125,12 @@ inline void Runtime::shutdown() {
     k.stage.notify_all();
 }
 
-// Process exit without finalize: stop and join the runtime's threads (queued tasks are dropped),
-// keep its memory (static destructors of the program may still read device buffers).
+// Process exit without finalize: stop every thread of the runtime and join it; keep the memory
+// (static destructors of the program may still read device buffers). Everything is stopped
+// before anything is joined, with queues dropped and event waits ended, so no stream waits for
+// a record that another stream's stop dropped. A task still running gets until one shared
+// deadline to return; a thread still inside one then is abandoned (detached) and ends with the
+// process, so exit never waits for a task that never returns.
 inline void Runtime::at_exit() noexcept {
     auto& k = detail::keeper();
     k.exiting.store(true, std::memory_order_release);
@@ -133,19 +138,32 @@ inline void Runtime::at_exit() noexcept {
     if (!k.stage.compare_exchange_strong(expected, static_cast<std::uint32_t>(BootStage::on))) {
         return; // not booted, or finalizing right now
     }
-    Runtime* runtime = k.runtime.load(std::memory_order_acquire);
-    Released released;
-    runtime->devices_.release_all(released);
-    for (auto& stream : released.streams) {
-        stream->shutdown(false);
+    try {
+        const auto deadline = Timeout::clock::now() + k_exit_grace;
+        Runtime* runtime = k.runtime.load(std::memory_order_acquire);
+        Released released;
+        runtime->devices_.release_all(released);
+        auto streams = runtime->reaper_.take_all();
+        streams.insert(streams.end(), std::make_move_iterator(released.streams.begin()),
+                       std::make_move_iterator(released.streams.end()));
+        for (auto& stream : streams) {
+            stream->stop(false);
+        }
+        runtime->pool_.shutdown(deadline);
+        for (auto& stream : streams) {
+            (void)stream->join(deadline); // false only when exit runs on this stream's thread
+        }
+    } catch (...) { // bad_alloc while exiting: the process ends anyway
     }
-    runtime->pool_.shutdown();
 }
 
 inline void Runtime::teardown(bool drain) {
     Released released;
     devices_.release_all(released);
     finish(released, drain);
+    for (auto& stream : reaper_.take_all()) {
+        (void)stream->shutdown(drain);
+    }
     pool_.shutdown();
     memory_.release_all();
     kernels_.clear();
@@ -156,19 +174,30 @@ inline void Runtime::teardown(bool drain) {
 
 // ---------------------------------------------------------------- devices and contexts
 
+// Shuts the released streams down; one released by its own task cannot be joined by its own
+// thread and goes to the reaper. Joins the reaped streams that have finished meanwhile.
 inline void Runtime::finish(Released& released, bool drain) {
     for (auto& stream : released.streams) {
-        stream->shutdown(drain);
+        if (!stream->shutdown(drain)) {
+            reaper_.adopt(std::move(stream));
+        }
     }
     released.streams.clear();
+    reaper_.reap();
     for (const std::int32_t device : released.idle_devices) {
         memory_.release_device(device); // spec: reset releases the device's memory
     }
 }
 
+// A reset that leaves the device without any context releases it: its message channels stop
+// (docs/channel.md, Registry) before its streams are drained, so a task blocked on one of them
+// wakes instead of holding the reset up forever.
 inline Status Runtime::reset(std::int32_t device, bool force) {
     Released released;
     const Status s = devices_.reset_device(device, force, released);
+    if (!released.idle_devices.empty()) {
+        message_channels().registry.stop_device(static_cast<std::uint32_t>(device));
+    }
     finish(released, true);
     return s;
 }
@@ -251,7 +280,10 @@ inline Status Runtime::destroy_stream(Stream* stream) {
     if (!removed) {
         return removed.status();
     }
-    (*removed)->shutdown(true); // queued tasks run first
+    // Queued tasks run first; destroyed by one of its own tasks, it drains after that task.
+    Released released;
+    released.streams.push_back(std::move(*removed));
+    finish(released, true);
     return Status::ok;
 }
 
@@ -295,14 +327,15 @@ inline Status Runtime::record_event(Event* event, Stream* stream) {
     if (!target) {
         return target.status();
     }
-    const std::uint64_t generation = (*recorded)->begin_record();
-    return (*target)->enqueue(
-        "event_record", "event",
-        [e = *recorded, generation] {
-            e->complete(generation);
-            return Status::ok;
-        },
-        true);
+    return (*recorded)->record([&, e = *recorded](std::uint64_t generation) {
+        return (*target)->enqueue(
+            "event_record", "event",
+            [e, generation] {
+                e->complete(generation);
+                return Status::ok;
+            },
+            true);
+    });
 }
 
 // Like a record, the reset runs even in the stream's error state: event state follows stream
@@ -357,9 +390,15 @@ inline Status Runtime::stream_wait_event(Stream* stream, Event* event) {
     if (generation == 0) {
         return Status::ok; // never recorded: nothing to wait for
     }
+    // Ends early only when the stream is stopped without draining (process exit), where the
+    // record may have been dropped; nobody looks at the result then.
     return (*target)->enqueue(
         "event_wait", "event",
-        [e = *found, generation] { return e->synchronize(forever, generation); }, true);
+        [e = *found, generation, stop = (*target)->stop_token()] {
+            (void)e->wait(generation, stop);
+            return Status::ok;
+        },
+        true);
 }
 
 // ---------------------------------------------------------------- kernels
