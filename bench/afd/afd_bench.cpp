@@ -229,7 +229,8 @@ void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor)
 }
 
 // Baselines: memcpy of the same bytes; and memcpy then memset of the source to 0x7F, the least
-// work the contract asks of one call (copy the ids out and reset them, §2.6).
+// work the contract asks of one call (copy the ids out and reset them,
+// docs/cann-contract/afd.md#output-and-reset).
 void copy_baseline(benchmark::State& state, const char* name, bool reset) {
     std::vector<std::byte> src(k_large_bytes, std::byte{1});
     std::vector<std::byte> dst(k_large_bytes);

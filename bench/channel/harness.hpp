@@ -1,6 +1,6 @@
 #pragma once
 // Shared pieces of the channel benchmarks: the mutex + condition-variable bounded queue baseline
-// (spec/quality.md names it), a two-thread transfer timer, and percentiles.
+// (docs/cann-contract/quality.md#baselines names it), a two-thread transfer timer, and percentiles.
 
 #include <algorithm>
 #include <atomic>
@@ -87,9 +87,9 @@ inline std::pair<int, int> two_cpus() noexcept {
 
 // Pins the calling thread to `cpu` (nothing for -1) and restores its previous mask on exit, so
 // that the two benchmark threads sit on two different CPUs from the first message on
-// (rigtorp's and atomic_queue's benchmarks pin the same way, anchors.md §1.2). Without it the
-// scheduler starts the second thread next to the first and moves it after an unpredictable
-// delay, which swung figures by 5x between runs on the 2-vCPU bench VM.
+// (rigtorp's and atomic_queue's benchmarks pin the same way). Without it the scheduler starts
+// the second thread next to the first and moves it after an unpredictable delay, which swung
+// figures by 5x between runs on the 2-vCPU bench VM.
 class PinnedToCpu {
 public:
     explicit PinnedToCpu(int cpu) noexcept {

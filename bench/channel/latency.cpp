@@ -1,5 +1,6 @@
 // Latency distributions, each next to the bare futex doing the same thing in the same run
-// (spec/quality.md: "each within 1.3x of the same figure for a bare futex"):
+// (each within 1.3x of the same figure for a bare futex,
+// docs/cann-contract/quality.md#performance-targets):
 //   overshoot/*  how late a 1 ms timed receive on an empty channel returns, vs a bare
 //                FUTEX_WAIT_BITSET loop on the same deadline;
 //   wake/*       stop() -> a parked receiver running again, vs a bare futex store + wake.

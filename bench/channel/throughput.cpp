@@ -1,4 +1,5 @@
-// Throughput and round trip, each next to its baseline in the same binary (spec/quality.md):
+// Throughput and round trip, each next to its baseline in the same binary
+// (docs/cann-contract/quality.md#measuring):
 //   nonblocking/*  ferry spsc try_send/try_receive spinning   vs raw boost::lockfree::spsc_queue
 //   blocking/*     ferry spsc send/receive (forever)          vs mutex + condvar bounded queue
 //   pingpong/*     ferry spsc send/receive round trip          vs raw spsc_queue spinning

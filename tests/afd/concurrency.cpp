@@ -51,7 +51,7 @@ TEMPLATE_TEST_CASE("run_flag 0 releases a waiting FFN scheduler", "[afd][concurr
                    SpinThenYield<>, SpinThenPark<>) {
     FfnFixture fx(k_upstream, 55, false);
     fx.set_ready(0, 1);
-    fx.set_ready(1, 1); // ready, but all-sync waits on polling_index 0 (§4.4)
+    fx.set_ready(1, 1); // ready, but all-sync waits on polling_index 0
     const auto descriptors = fx.token_info;
     for (const std::optional<std::int32_t> sgs :
          {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1}}) {

@@ -1,5 +1,5 @@
-// Capacity bounds (spec/tdt.md §3): compile time for a constant capacity, run time for
-// ferry::dynamic_capacity; a channel of capacity N holds exactly N items.
+// Capacity bounds (docs/cann-contract/tdt.md#channel-capacity): compile time for a constant
+// capacity, run time for ferry::dynamic_capacity; a channel of capacity N holds exactly N items.
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <ferry/channel/channel.hpp>

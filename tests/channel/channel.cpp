@@ -1,6 +1,7 @@
-// Channel semantics (spec/tdt.md §3), one thread unless a test says otherwise: FIFO order, every
-// timeout form on a full and an empty channel, timeouts never early, move-only payloads, the
-// value handed back on every failed send, drain after stop, clear, exact size.
+// Channel semantics (docs/cann-contract/tdt.md#typed-channels), one thread unless a test says
+// otherwise: FIFO order, every timeout form on a full and an empty channel, timeouts never early,
+// move-only payloads, the value handed back on every failed send, drain after stop, clear, exact
+// size.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>

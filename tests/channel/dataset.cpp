@@ -1,6 +1,6 @@
-// Channel<Dataset, 64> works out of the box (issue 3): datasets move through without copying
-// their payloads, a failed send hands the dataset back intact, and a receive can refill an
-// existing dataset.
+// Channel<Dataset, 64> works out of the box: datasets move through without copying their
+// payloads, a failed send hands the dataset back intact, and a receive can refill an existing
+// dataset.
 #include <catch2/catch.hpp>
 #include <ferry/channel.hpp>
 #include <ferry/tensor.hpp>

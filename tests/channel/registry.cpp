@@ -1,6 +1,7 @@
-// ChannelRegistry (spec/tdt.md §4): unique ids for queue channels, one shared channel per
-// (device, base name) for process channels with the TF_RECEIVE_ prefix, bad input rejected
-// without side effects, lookups by id and by name, concurrent opens agree on one channel.
+// ChannelRegistry (docs/cann-contract/tdt.md#channel-kinds): unique ids for queue channels, one
+// shared channel per (device, base name) for process channels with the TF_RECEIVE_ prefix, bad
+// input rejected without side effects, lookups by id and by name, concurrent opens agree on one
+// channel.
 #include <catch2/catch.hpp>
 #include <ferry/channel/registry.hpp>
 #include <memory>

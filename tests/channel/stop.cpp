@@ -1,7 +1,7 @@
-// stop() and clear() against blocked threads (spec/tdt.md §3): stop wakes every blocked sender and
-// receiver at once and is sticky for threads that arrive later; clear wakes blocked senders.
-// Worker threads record what happened; the main thread asserts after joining (Catch2 2.x is not
-// thread-safe).
+// stop() and clear() against blocked threads (docs/cann-contract/tdt.md#stop): stop wakes every
+// blocked sender and receiver at once and is sticky for threads that arrive later; clear wakes
+// blocked senders. Worker threads record what happened; the main thread asserts after joining
+// (Catch2 2.x is not thread-safe).
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>

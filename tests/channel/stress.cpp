@@ -1,5 +1,6 @@
-// Stress (spec/quality.md "Stress"): N producers and M consumers, with stop and clear racing;
-// every message is accounted for: nothing lost, nothing duplicated, nothing destroyed twice.
+// Stress (docs/cann-contract/quality.md#stress): N producers and M consumers, with stop and clear
+// racing; every message is accounted for: nothing lost, nothing duplicated, nothing destroyed
+// twice.
 //
 // Sizes: 4 producers x 4 consumers x 10^6 messages in a normal build; scaled down under
 // ThreadSanitizer (about 10x slower, and CI gives the concurrency suite 2 cores) so each test

@@ -2,9 +2,10 @@
 // Channel capacities: a compile-time constant in [2, 8192], or ferry::dynamic_capacity for a
 // capacity chosen at construction (the C API's acltdtCreateChannelWithCapacity needs that).
 //
-// spec/tdt.md §3: "Capacity is a compile-time constant checked by static_assert(2 <= Capacity &&
-// Capacity <= 8192)"; the range is CANN's documented [2, 8192] (tdt_facts.md §2.4). A channel of
-// capacity N holds exactly N items (CANN's driver ring holds N - 1: see docs/channel.md).
+// A constant capacity is checked by static_assert(2 <= Capacity && Capacity <= 8192)
+// (docs/cann-contract/tdt.md#typed-channels); the range is CANN's documented [2, 8192]
+// (docs/cann-contract/tdt.md#channel-capacity). A channel of capacity N holds exactly N items
+// (CANN's driver ring holds N - 1: see docs/channel.md).
 
 #include <cstddef>
 #include <limits>

@@ -1,5 +1,6 @@
 #pragma once
-// ferry::Channel<T, Capacity, Policy> — a bounded, typed, blocking channel (spec/tdt.md §3).
+// ferry::Channel<T, Capacity, Policy> — a bounded, typed, blocking channel
+// (docs/cann-contract/tdt.md#typed-channels).
 //
 //     ferry::Channel<std::unique_ptr<Job>, 64> jobs;           // spsc, holds exactly 64
 //     jobs.send(std::move(job));                               // blocks while full
@@ -10,7 +11,8 @@
 //
 // Semantics, each from the contract (full guide: docs/channel.md):
 // - send: moves the item in; on any failure (full, timed_out, stopped) the argument is left
-//   untouched — nothing is lost (spec §3, crossbeam's SendTimeoutError(T)).
+//   untouched — nothing is lost (docs/cann-contract/tdt.md#typed-channels,
+//   crossbeam's SendTimeoutError(T)).
 // - Timeouts: forever, no_wait or any duration; deadlines on the steady clock; a timed call never
 //   returns before its deadline. no_wait (or a deadline already past) answers full / empty; a
 //   wait that expires answers timed_out.
@@ -172,9 +174,9 @@ public:
 
     // Threads currently parked (or about to park) in a blocking send or receive, after their
     // spin phase. After stop() it falls to zero without anyone else's help; a handle layer that
-    // must free a channel while callers may be blocked (spec §3/§4) stops it, waits for
-    // blocked() == 0 and for its own count of calls in flight (calls that have not parked are
-    // not counted here) before deleting it.
+    // must free a channel while callers may be blocked (docs/cann-contract/tdt.md#destroy) stops
+    // it, waits for blocked() == 0 and for its own count of calls in flight (calls that have not
+    // parked are not counted here) before deleting it.
     [[nodiscard]] std::size_t blocked() const noexcept {
         return blocked_.count.load(std::memory_order_acquire);
     }

@@ -1,9 +1,9 @@
 #pragma once
 // ferry::message_channels() — the process's registry of message channels.
 //
-// Issue 7, "one process, one runtime": the channels that the C API creates
-// (acltdtCreateChannelWithCapacity, acltdtCreateChannel) are registered here, so C++ code in the
-// same process finds them by id or by (device, name) and exchanges messages with C callers.
+// One process, one runtime (docs/c-api.md#one-process-one-runtime): the channels that the C API
+// creates (acltdtCreateChannelWithCapacity, acltdtCreateChannel) are registered here, so C++ code
+// in the same process finds them by id or by (device, name) and exchanges messages with C callers.
 // A message is one wire-format buffer (ferry/tensor/wire_format.hpp): serialize() a Dataset to
 // send one, parse() what you receive.
 //

@@ -8,8 +8,8 @@
 //     struct my_policy : ferry::mpmc { static constexpr unsigned spin_limit = 0; };
 //
 // spin_limit is the number of retries (each with a CPU pause) a blocking call makes before it
-// parks on a futex. 0 parks at once, which suits long timeouts on small machines (anchors.md §2.4,
-// concurrentqueue #286: spinning can dominate a profile). spsc's default, 2048 (about 40 us with
+// parks on a futex. 0 parks at once, which suits long timeouts on small machines
+// (concurrentqueue #286: spinning can dominate a profile). spsc's default, 2048 (about 40 us with
 // a 20 ns pause), outlasts a core-to-core hand-off and a scheduler wake-up on a VM, so a busy
 // pipeline rarely parks — each park costs a membarrier and a futex wake, which made blocking
 // throughput and ping-pong latency 2-3x worse at 256 (docs/performance/channel.md). mpmc keeps

@@ -1,10 +1,10 @@
 #pragma once
 // ferry::Status — the outcome of every fallible ferry operation.
 //
-// The numeric values are CANN's aclError codes (reference/tdt_facts.md §1.2,
-// args_runtime_facts.md B.6), so the C shim can return a Status unchanged. The few
-// outcomes CANN has no code for (a channel that was stopped, a timed wait that expired
-// in C++) live in ferry's private range 900000+, which no CANN header uses.
+// The numeric values are CANN's aclError codes
+// (docs/cann-contract/README.md#status-codes-at-a-glance), so the C shim can return a Status
+// unchanged. The few outcomes CANN has no code for (a channel that was stopped, a timed wait that
+// expired in C++) live in ferry's private range 900000+, which no CANN header uses.
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,9 @@
 #pragma once
 // The C boundary of ferry-acl: every exported function runs its body through `guarded`, so no C++
-// exception reaches a C caller (issue 7: bad_alloc → ACL_ERROR_BAD_ALLOC, anything else →
-// ACL_ERROR_INTERNAL_ERROR), and every failure is logged on stderr at `info` level (quiet by
-// default: spec/runtime.md, Logging) — never on stdout.
+// exception reaches a C caller (docs/cann-contract/README.md#the-c-boundary: bad_alloc →
+// ACL_ERROR_BAD_ALLOC, anything else → ACL_ERROR_INTERNAL_ERROR), and every failure is logged on
+// stderr at `info` level (quiet by default: docs/cann-contract/runtime.md#logging) — never on
+// stdout.
 //
 // The shim holds no logic of its own: it checks the C arguments CANN checks, converts handles
 // (aclrtStream, aclrtEvent, aclrtContext are tokens for the runtime's objects: runtime_handles.hpp)
@@ -22,7 +23,8 @@
 
 namespace ferry::acl {
 
-// The booted runtime (booting it lazily, as CANN's aclrt* do without aclInit: B.6).
+// The booted runtime (booting it lazily, as CANN's aclrt* do without aclInit:
+// docs/cann-contract/runtime.md#aclinit-and-aclfinalize).
 [[nodiscard]] inline Result<Runtime*> runtime() {
     return Runtime::instance();
 }

@@ -1,8 +1,9 @@
 // Devices and contexts: aclrtSetDevice / ResetDevice / ResetDeviceForce / GetDevice /
 // GetDeviceCount / GetRunMode / SynchronizeDevice and aclrtCreateContext / DestroyContext /
-// SetCurrentContext / GetCurrentContext (B.3, B.6). Out-pointers are checked first and written
-// only on success (bad input changes nothing). Context handles are tokens (runtime_handles.hpp):
-// one per context, never reused, so a destroyed or reset context's handle stays rejected.
+// SetCurrentContext / GetCurrentContext (docs/cann-contract/runtime.md#devices-and-contexts).
+// Out-pointers are checked first and written only on success (bad input changes nothing). Context
+// handles are tokens (runtime_handles.hpp): one per context, never reused, so a destroyed or reset
+// context's handle stays rejected.
 
 #include "acl/acl_rt.h"
 #include "boundary.hpp"

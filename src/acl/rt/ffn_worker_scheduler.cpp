@@ -1,10 +1,11 @@
 // aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize / aclnnInplaceFfnWorkerScheduler: CANN's
-// two-phase aclnn API over ferry::afd::GroupSyncScheduler (ffn_scheduler_facts.md §3;
-// schedule-context.md §4).
+// two-phase aclnn API over ferry::afd::GroupSyncScheduler
+// (docs/cann-contract/afd.md#aclnn-two-phase-api).
 //
 // Phase 1 checks what CANN's wrapper checks, in its order — null tensor → 161001; rank ≠ 1 or
 // executeMode ≠ 0 → 161002; empty tensor → 161002 — and records the context's address and size in
-// a single-use executor; syncGroupSize is left to the kernel (§3.2). The workspace size is 0.
+// a single-use executor; syncGroupSize is left to the kernel
+// (docs/cann-contract/afd.md#phase-1-getworkspacesize). The workspace size is 0.
 // Phase 2 queues one kernel run on the stream: the context (in runtime memory) is validated and
 // scheduled with CANN's policies — lowest-ready selection, serial copies — ferry's default
 // spin-then-park wait, and the registry resolver, so every buffer the context names must lie in a
@@ -46,7 +47,8 @@ HandleTable<aclOpExecutor>& executors() {
     return *table;
 }
 
-// Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor (§3.2, steps 4–5).
+// Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor
+// (docs/cann-contract/afd.md#phase-1-getworkspacesize, steps 4–5).
 aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode,
                              aclOpExecutor& run) {
     if (tensor.view_dims.size() != 1 || execute_mode != 0) {

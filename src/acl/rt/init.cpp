@@ -1,6 +1,7 @@
 // aclInit / aclFinalize over ferry::initialize / ferry::finalize (runtime/init.hpp), which hold
-// CANN's semantics (B.6): a repeated aclInit counts and returns ACL_ERROR_REPEAT_INITIALIZE; one
-// aclFinalize ends everything whatever the count; a second one returns ACL_ERROR_REPEAT_FINALIZE.
+// CANN's semantics (docs/cann-contract/runtime.md#aclinit-and-aclfinalize): a repeated aclInit
+// counts and returns ACL_ERROR_REPEAT_INITIALIZE; one aclFinalize ends everything whatever the
+// count; a second one returns ACL_ERROR_REPEAT_FINALIZE.
 
 #include "acl/acl_rt.h"
 #include "boundary.hpp"

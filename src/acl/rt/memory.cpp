@@ -1,8 +1,8 @@
 // Memory: aclrtMalloc / Free / MallocHost / FreeHost / Memcpy / MemcpyAsync / Memset /
-// MemsetAsync / GetMemInfo (B.6). CANN's own argument checks come first, in its order (a null
-// out-pointer or size 0 → ACL_ERROR_INVALID_PARAM before any device is consulted); the runtime
-// then applies the size rounding, the per-device limit and the "where does this pointer really
-// live" checks of every copy.
+// MemsetAsync / GetMemInfo (docs/cann-contract/runtime.md#memory). CANN's own argument checks come
+// first, in its order (a null out-pointer or size 0 → ACL_ERROR_INVALID_PARAM before any device is
+// consulted); the runtime then applies the size rounding, the per-device limit and the "where does
+// this pointer really live" checks of every copy.
 
 #include "../c_enum.hpp"
 #include "acl/acl_rt.h"

@@ -1,6 +1,7 @@
 #pragma once
-// One process, one runtime (issue 7): the state behind ferry's header-only singletons must be the
-// same object in libferry-acl.so and in a program that also uses the C++ API.
+// One process, one runtime (docs/c-api.md#one-process-one-runtime): the state behind ferry's
+// header-only singletons must be the same object in libferry-acl.so and in a program that also uses
+// the C++ API.
 //
 // Every shim source is compiled with -fvisibility=hidden, which would give the shared library
 // private copies of the function-local statics and inline variables below — a second Runtime,

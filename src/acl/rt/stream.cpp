@@ -1,10 +1,11 @@
 // Streams and events: aclrtCreateStream / DestroyStream / SynchronizeStream(WithTimeout) /
 // StreamQuery / StreamWaitEvent / LaunchHostFunc and aclrtCreateEvent / DestroyEvent /
-// RecordEvent / QueryEvent(Status) / SynchronizeEvent / EventElapsedTime (spec/runtime.md,
-// Streams and events). A null aclrtStream is the current context's default stream, as in CANN; a
-// null handle where CANN requires one is ACL_ERROR_INVALID_PARAM; a stale or foreign handle is
-// ACL_ERROR_RT_PARAM_INVALID, never a dereference — also when a later stream or event got the
-// destroyed one's address (runtime_handles.hpp: handles are tokens, never reused).
+// RecordEvent / QueryEvent(Status) / SynchronizeEvent / EventElapsedTime
+// (docs/cann-contract/runtime.md#streams-and-events). A null aclrtStream is the current context's
+// default stream, as in CANN; a null handle where CANN requires one is ACL_ERROR_INVALID_PARAM; a
+// stale or foreign handle is ACL_ERROR_RT_PARAM_INVALID, never a dereference — also when a later
+// stream or event got the destroyed one's address (runtime_handles.hpp: handles are tokens, never
+// reused).
 
 #include "acl/acl_rt.h"
 #include "boundary.hpp"

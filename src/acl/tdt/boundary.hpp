@@ -1,8 +1,9 @@
 #pragma once
-// The C boundary of the acltdt* functions (spec/tdt.md §4): no C++ exception ever crosses it
-// (std::bad_alloc → ACL_ERROR_BAD_ALLOC, anything else → ACL_ERROR_FAILURE, or NULL / 0 for
-// functions that return no code), and rejections are logged at warning level to stderr — never to
-// stdout (issue 7), and not at all by default (the runtime's default level is error).
+// The C boundary of the acltdt* functions (docs/cann-contract/README.md#the-c-boundary): no C++
+// exception ever crosses it (std::bad_alloc → ACL_ERROR_BAD_ALLOC, anything else →
+// ACL_ERROR_FAILURE, or NULL / 0 for functions that return no code), and rejections are logged at
+// warning level to stderr — never to stdout, and not at all by default (the runtime's default level
+// is error).
 
 #include "../rt/error_message.hpp"
 #include "acl/acl_base.h"

@@ -1,6 +1,7 @@
 #pragma once
-// The acltdt* handle layer (spec/tdt.md §4): what the C handles are, and the tables that say which
-// tokens are live handles of which kind (../handle_table.hpp). Internal to ferry-acl.
+// The acltdt* handle layer (docs/cann-contract/tdt.md#handles): what the C handles are, and the
+// tables that say which tokens are live handles of which kind (../handle_table.hpp). Internal to
+// ferry-acl.
 //
 // - acltdtDataItem: a user-created item (it owns a borrowing ferry::DataItem), or an item of a
 //   dataset (owned by that dataset; the user cannot destroy it): an item a receive put there, or
@@ -16,8 +17,8 @@
 // not a live handle of the expected kind — NULL, destroyed, stale after a receive, of another kind
 // — is INVALID_PARAM, never a dereference, and a token is never reused, so a stale handle cannot
 // designate a newer object. Items and datasets are not locked (CANN's objects are not thread-safe
-// either, tdt_facts.md §2.10): the tables catch stale and double-destroyed handles, not a destroy
-// racing a use of the same object.
+// either, docs/cann-contract/tdt.md#threads): the tables catch stale and double-destroyed handles,
+// not a destroy racing a use of the same object.
 
 #include "../handle_table.hpp"
 #include "acl/acl_tdt.h"
@@ -41,7 +42,8 @@ namespace ferry::acl {
 using MessageChannel = Channel<MessageBuffer, dynamic_capacity, mpmc>;
 using MessageRegistry = MessageChannelRegistry; // shared with C++ code: message_channels()
 // Spare message buffers of one channel: a send takes one, a receive hands the dataset's previous
-// buffer back, so a steady send/receive loop allocates nothing (spec/tdt.md §4).
+// buffer back, so a steady send/receive loop allocates nothing
+// (docs/cann-contract/tdt.md#receive-buffers).
 using BufferPool = Channel<MessageBuffer, dynamic_capacity, mpmc>;
 
 } // namespace ferry::acl

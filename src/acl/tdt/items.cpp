@@ -1,4 +1,4 @@
-// acltdt* items and datasets (tdt_facts.md §2.1–§2.3, spec/tdt.md §1 and §4): argument checks and
+// acltdt* items and datasets (docs/cann-contract/tdt.md#data-model): argument checks and
 // handle validation here, the rules themselves in ferry::DataItem / ferry::Dataset.
 
 #include "../c_enum.hpp"
@@ -97,7 +97,8 @@ aclError acltdtGetSliceInfoFromItem(const acltdtDataItem* dataItem, size_t* slic
     return ACL_SUCCESS;
 }
 
-// tdt_facts.md §2.1: the checks in CANN's order; a larger dimNum than the item has is fine.
+// docs/cann-contract/tdt.md#item-accessors: the checks in CANN's order; a larger dimNum than the
+// item has is fine.
 aclError acltdtGetDimsFromItem(const acltdtDataItem* dataItem, int64_t* dims, size_t dimNum) {
     const ferry::DataItem* item = item_of(dataItem);
     if (item == nullptr) {
@@ -153,7 +154,8 @@ acltdtDataset* acltdtCreateDataset(void) {
 }
 
 // Frees the dataset and its own items (received ones, forwarded copies); items the user added
-// stay alive (CANN's freeSelf rule, tdt_facts.md §2.3: callers destroy those themselves).
+// stay alive (CANN's freeSelf rule, docs/cann-contract/tdt.md#datasets: callers destroy those
+// themselves).
 aclError acltdtDestroyDataset(acltdtDataset* dataset) {
     const std::shared_ptr<acltdtDataset> d = Shim::get().datasets.take(dataset);
     if (d == nullptr) {
@@ -193,7 +195,7 @@ aclError acltdtAddDataItem(acltdtDataset* dataset, acltdtDataItem* dataItem) {
             return add_forwarded(*d, *item);
         }
         // The dataset keeps a descriptor copy (the payload stays borrowed): invalid_param for host
-        // and device payloads mixed (tdt_facts.md §2.3).
+        // and device payloads mixed (docs/cann-contract/tdt.md#datasets).
         if (const Status s = d->data.add(*item); ferry::failed(s)) {
             return ferry::acl::reject("acltdtAddDataItem", ferry::name_of(s), s);
         }

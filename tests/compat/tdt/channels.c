@@ -3,7 +3,8 @@
  * semantics (capacity exactly N, codes for full/empty, clean, query, stop), timeouts that never
  * return early, the legacy TF_RECEIVE_ rendezvous, receive validating before it dequeues, stale
  * and double-destroyed handles, a 64 MiB round trip, and the upstream channel unit tests of
- * tdt_facts.md §4 ported in spirit (ferry's decisions marked "ferry:").
+ * docs/cann-contract/tdt.md#upstream-unit-tests ported in spirit (ferry's decisions marked
+ * "ferry:").
  */
 #include "acl/acl_tdt.h"
 #include "check.h"
@@ -40,7 +41,8 @@ static size_t channel_size(const acltdtChannelHandle* channel) {
     return size;
 }
 
-/* acltdtCreateChannelWithCapacityTest and spec/tdt.md §4's NULL cases. */
+/* acltdtCreateChannelWithCapacityTest and the NULL cases of
+ * docs/cann-contract/tdt.md#channel-creation. */
 static void create_rejects(void) {
     char long_name[200];
     memset(long_name, 'q', sizeof long_name);
@@ -134,8 +136,9 @@ static void capacity_exactly_n(void) {
     destroy_with_items(dataset);
 }
 
-/* A timed send/receive never returns before its timeout (spec/tdt.md §3). Only the lower bound
- * is checked: an upper bound would be a timing assertion on a shared machine. */
+/* A timed send/receive never returns before its timeout
+ * (docs/cann-contract/tdt.md#blocking-timeouts-and-wake-up). Only the lower bound is checked: an
+ * upper bound would be a timing assertion on a shared machine. */
 static void timeouts_never_early(void) {
     const int32_t waits[3] = {1, 20, 50};
     float v[1] = {1};
@@ -278,7 +281,8 @@ static void forwarded_item_outlives_its_dataset(void) {
     destroy_with_items(first);
 }
 
-/* Send rejects what cannot be sent before anything is queued (acltdtSendTensorV2, §6). */
+/* Send rejects what cannot be sent before anything is queued (acltdtSendTensorV2,
+ * docs/cann-contract/tdt.md#send). */
 static void send_rejects(void) {
     acltdtChannelHandle* channel = acltdtCreateChannelWithCapacity(0, "send-rejects", 4);
     acltdtDataset* empty = acltdtCreateDataset();
@@ -308,7 +312,8 @@ static void send_rejects(void) {
 }
 
 /* Receive validates the destination before it dequeues (ferry differs: CANN loses the message,
- * tdt_facts.md §5.6). TensorDatasetDeserializesV2: a dataset with user items → INVALID_PARAM. */
+ * docs/cann-contract/tdt.md#receive). TensorDatasetDeserializesV2: a dataset with user items →
+ * INVALID_PARAM. */
 static void receive_validates_first(void) {
     float v[2] = {3, 4};
     acltdtDataset* dataset = float_dataset(v, 2);
@@ -326,7 +331,7 @@ static void receive_validates_first(void) {
 }
 
 /* Clean drops everything (acltdtCleanChannel_succ_without_tdt); Stop: sends are QUEUE_FULL,
- * receives drain then answer QUEUE_EMPTY (spec/tdt.md §4). */
+ * receives drain then answer QUEUE_EMPTY (docs/cann-contract/tdt.md#stop). */
 static void clean_and_stop(void) {
     float v[1] = {1};
     acltdtDataset* dataset = float_dataset(v, 1);

@@ -1,6 +1,6 @@
 /*
  * A minimal C11 test harness for the acltdt* tests: these tests are C on purpose (they prove the
- * compat headers and the shim work from C, issue 7), so Catch2 is not available here.
+ * compat headers and the shim work from C, docs/c-api.md#headers), so Catch2 is not available here.
  * CHECK records a failure and carries on; a test program's exit status is the failure count.
  * Checks run on the main thread only: worker threads record what they saw, main checks it.
  */

@@ -1,7 +1,7 @@
 /*
  * acltdt* items and datasets from C: every function's bad inputs, and the upstream unit tests of
- * tdt_facts.md §4 that concern items and datasets, ported in spirit (ferry has no driver, so no
- * mocks are needed; ferry's decisions are marked "ferry:").
+ * docs/cann-contract/tdt.md#upstream-unit-tests that concern items and datasets, ported in spirit
+ * (ferry has no driver, so no mocks are needed; ferry's decisions are marked "ferry:").
  */
 #include <stdint.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static void accessors(void) {
     CHECK_EQ(acltdtDestroyDataItem(item), ACL_SUCCESS);
 }
 
-/* acltdtGetDimsFromItem: CANN's checks in order (tdt_facts.md §2.1). */
+/* acltdtGetDimsFromItem: CANN's checks in order (docs/cann-contract/tdt.md#item-accessors). */
 static void get_dims(void) {
     int64_t four[4] = {9, 9, 9, 9};
     int64_t five[5] = {9, 9, 9, 9, 9};
@@ -80,7 +80,8 @@ static void slice_info(void) {
     CHECK_EQ(acltdtDestroyDataItem(item), ACL_SUCCESS);
 }
 
-/* acltdtCreateDataItem: CANN's creation rules, in CANN's order (tdt_facts.md §2.2). */
+/* acltdtCreateDataItem: CANN's creation rules, in CANN's order
+ * (docs/cann-contract/tdt.md#item-creation). */
 static void create_item_rules(void) {
     int64_t many[129];
     for (int i = 0; i < 129; ++i) {

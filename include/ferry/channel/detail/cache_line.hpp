@@ -2,7 +2,7 @@
 // The false-sharing range the rings pad their indices to.
 //
 // 128 bytes, not 64: on x86 the adjacent-line prefetcher pairs cache lines, so two hot indices
-// 64 bytes apart still interfere (folly CacheLocality.h kFalseSharingRange, anchors.md §1.4).
+// 64 bytes apart still interfere (folly CacheLocality.h kFalseSharingRange).
 
 #include <cstddef>
 

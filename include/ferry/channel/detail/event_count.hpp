@@ -1,9 +1,9 @@
 #pragma once
 // EventCount: "wait until a condition becomes true" for conditions that live in lock-free state.
 //
-// The shape is folly's EventCount / Baton (anchors.md §0, §2.4): a waiter announces itself
-// (prepare_wait), re-checks its condition, and only then sleeps on the futex word with the value
-// it announced. A notifier changes the state first and then looks at the word.
+// The shape is folly's EventCount / Baton: a waiter announces itself (prepare_wait), re-checks
+// its condition, and only then sleeps on the futex word with the value it announced. A notifier
+// changes the state first and then looks at the word.
 //
 // The word is (epoch << 1) | sleepers_bit. prepare_wait sets the bit; a notifier that finds it
 // set clears it *and* bumps the epoch in one CAS, then wakes every sleeper. So:

@@ -1,8 +1,8 @@
 #pragma once
 // The Linux futex, the one OS primitive the channel parks on.
 //
-// Why not the standard library (anchors.md §2.4, §5.7): C++20's std::atomic::wait has no timeout,
-// and std::counting_semaphore has had hang and early-return bugs on several toolchains
+// Why not the standard library: C++20's std::atomic::wait has no timeout, and
+// std::counting_semaphore has had hang and early-return bugs on several toolchains
 // (microsoft/STL #5574). FUTEX_WAIT_BITSET takes an *absolute* CLOCK_MONOTONIC deadline, so a
 // wait that is interrupted (EINTR, spurious wake) simply retries with the same deadline: the
 // remaining time is recomputed by the kernel, never by adding up slices, and a wall-clock change

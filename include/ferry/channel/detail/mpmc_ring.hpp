@@ -2,18 +2,20 @@
 // MpmcRing: the storage and lock-free transport of an mpmc channel.
 //
 // A bounded ring of cells, each with a sequence number (Vyukov's bounded MPMC queue; the ticket /
-// turn scheme of folly MPMCQueue and rigtorp/MPMCQueue, anchors.md §1.4). One CAS claims a
-// position; the item is moved into its own cell, so move-only types need no extra indirection.
+// turn scheme of folly MPMCQueue and rigtorp/MPMCQueue). One CAS claims a position; the item is
+// moved into its own cell, so move-only types need no extra indirection.
 //
 // Why not boost::lockfree::queue here: Boost 1.74's queue reports data races under
 // ThreadSanitizer inside its node freelist (tagged_index::set_index writes a plain field that
 // do_push reads atomically; reproduced with a 2x2 push/pop loop, see docs/channel.md), CI runs
-// the concurrency suite under TSan with no unexplained suppressions (spec/quality.md), and a ring
-// of indices on top of it would need two queue operations per message (free list + queue).
+// the concurrency suite under TSan with no unexplained suppressions
+// (docs/cann-contract/quality.md#sanitizers), and a ring of indices on top of it would need two
+// queue operations per message (free list + queue).
 // (The spsc ring is not on Boost either: spsc_ring.hpp says why.)
 //
 // Positions are 64-bit and never wrap in practice; cell = position % capacity, so any capacity
-// in [2, 8192] holds exactly that many items (spec/tdt.md §3).
+// in [2, 8192] holds exactly that many items
+// (docs/cann-contract/tdt.md#channel-capacity).
 
 #include <atomic>
 #include <cstddef>

@@ -1,15 +1,15 @@
 #pragma once
 // Raw storage for the items a channel holds, owned by the channel.
 //
-// Boost 1.74's lock-free queues copy on push and cannot hold move-only types (anchors.md §5.2,
-// /usr/include/boost/lockfree/spsc_queue.hpp: push(T const&)), so the channel keeps the items
+// Boost 1.74's lock-free queues copy on push and cannot hold move-only types
+// (/usr/include/boost/lockfree/spsc_queue.hpp: push(T const&)), so the channel keeps the items
 // here, in cells it constructs and destroys itself. One allocation at construction; no
 // allocation per message.
 //
 // The cells start on a false-sharing boundary and have one false-sharing range of padding on
-// each side (rigtorp::SPSCQueue pads its slots the same way, anchors.md §1.4): without it the
-// first and last cells share lines with whatever the allocator put next to them, and a thread
-// that writes such a neighbour would steal a line the channel's two threads are handing over.
+// each side (rigtorp::SPSCQueue pads its slots the same way): without it the first and last
+// cells share lines with whatever the allocator put next to them, and a thread that writes such a
+// neighbour would steal a line the channel's two threads are handing over.
 
 #include <cstddef>
 #include <cstdint>

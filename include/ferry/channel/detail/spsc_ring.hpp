@@ -1,15 +1,16 @@
 #pragma once
 // SpscRing: the storage and lock-free transport of an spsc channel.
 //
-// A Lamport ring of `capacity + 1` cells that holds exactly `capacity` items (spec/tdt.md §3): the
-// producer owns `write_`, the consumer owns `read_`, each publishes its index with a release
-// store and reads the other's with an acquire load. Items are moved into and out of the cells
+// A Lamport ring of `capacity + 1` cells that holds exactly `capacity` items
+// (docs/cann-contract/tdt.md#channel-capacity): the producer owns `write_`, the consumer owns
+// `read_`, each publishes its index with a release store and reads the other's with an acquire
+// load. Items are moved into and out of the cells
 // themselves (SlotStorage), so move-only types travel and nothing is allocated per message.
 //
 // Each side also keeps a private copy of the other side's index and reloads the shared one only
 // when its copy says "full" (producer) or "empty" (consumer) — rigtorp::SPSCQueue's cached
-// indices (anchors.md §1.4). While the ring is neither full nor empty an operation touches no
-// cache line the other thread writes, except the cell it hands over.
+// indices. While the ring is neither full nor empty an operation touches no cache line the other
+// thread writes, except the cell it hands over.
 //
 // Why not boost::lockfree::spsc_queue underneath: Boost 1.74's queue copies on push and cannot
 // hold move-only items, so the channel would need its own cells anyway and the queue would carry
