@@ -1,7 +1,8 @@
 // aclCreateTensor / aclDestroyTensor and the two-phase aclnnInplaceFfnWorkerScheduler through the
-// C API: CANN's codes for every bad input (ffn_scheduler_facts.md §3.2–3.3, §4.2), stale handles
-// rejected, the seed 004 §6 configuration's results (§4.3), and a kernel failure reported by
-// aclrtSynchronizeStream (schedule-context.md §4).
+// C API: CANN's codes for every bad input (docs/cann-contract/afd.md#aclnn-two-phase-api,
+// docs/cann-contract/afd.md#aclnn-unit-tests), stale handles rejected, the aclnn example's
+// configuration and results (docs/cann-contract/afd.md#the-aclnn-example), and a kernel failure
+// reported by aclrtSynchronizeStream (docs/cann-contract/afd.md#phase-2-run).
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
@@ -39,7 +40,8 @@ std::vector<T> download(const void* device, std::size_t count) {
     return host;
 }
 
-// Seed 004 §6: A = M = BS = 2, K = 5; every descriptor ready (flag 1), layer 55, ids 0..9.
+// The aclnn example's context (docs/cann-contract/afd.md#the-aclnn-example): A = M = BS = 2, K = 5;
+// every descriptor ready (flag 1), layer 55, ids 0..9.
 struct FfnFixture {
     static constexpr std::uint32_t a = 2, m = 2, bs = 2, k = 5;
     static constexpr std::uint64_t per_desc = 8 + 4 * bs * k;
@@ -190,7 +192,8 @@ TEST_CASE("phase 1 returns CANN's codes for bad arguments", "[compat][aclnn]") {
           ACLNN_ERR_PARAM_INVALID); // invalid_input_excute_mode
     CHECK(executor == nullptr);
     CHECK(workspace_size == 99); // failures change nothing
-    // syncGroupSize is the kernel's to check (§3.2): phase 1 accepts 0.
+    // syncGroupSize is the kernel's to check (docs/cann-contract/afd.md#phase-1-getworkspacesize):
+    // phase 1 accepts 0.
     CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(good, 0, 0, &workspace_size, &executor) ==
           ACLNN_SUCCESS);
     CHECK(executor != nullptr);
@@ -228,7 +231,7 @@ TEST_CASE("phase 2 checks its arguments and consumes the executor once", "[compa
     CHECK(f.load_context().ffn.out_num == 2);
 }
 
-TEST_CASE("grouped mode on the seed's configuration gives §6.4's results", "[compat][aclnn]") {
+TEST_CASE("grouped mode on the aclnn example gives its expected results", "[compat][aclnn]") {
     const Device device;
     aclrtStream stream = nullptr;
     REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);

@@ -1,7 +1,8 @@
 /* ferry-acl's runtime C API from C11: every function's bad inputs (each returns its documented
  * code and changes nothing), the happy paths a legacy TDT or FFN caller walks, and aclInit /
- * aclFinalize reference counting (args_runtime_facts.md B.6). The runtime is configured by the
- * test's environment: FERRY_DEVICE_COUNT=2, FERRY_DEVICE_MEMORY=64M (tests/compat/rt/meson.build).
+ * aclFinalize reference counting (docs/cann-contract/runtime.md#aclinit-and-aclfinalize). The
+ * runtime is configured by the test's environment: FERRY_DEVICE_COUNT=2, FERRY_DEVICE_MEMORY=64M
+ * (tests/compat/rt/meson.build).
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 
@@ -125,7 +126,7 @@ static void memory_round_trip(void) {
     CHECK_EQ(total, (size_t)64 << 20);
     CHECK_EQ(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     CHECK_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free_after, &total), ACL_SUCCESS);
-    CHECK_EQ(free_before - free_after, (sizeof host + 63) / 32 * 32); /* CANN's rounding (B.6) */
+    CHECK_EQ(free_before - free_after, (sizeof host + 63) / 32 * 32); /* CANN's rounding */
     CHECK_EQ(aclrtMallocHost(&pinned, 64), ACL_SUCCESS);
 
     CHECK_EQ(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS); /* count 0 */

@@ -1,6 +1,7 @@
 // ferry-acl from several threads (suite 'concurrency', run under ThreadSanitizer in CI):
-// - MultiThreadConcurrentAclInit (args_runtime_facts.md B.6): 10 threads call aclInit at once; one
-//   gets ACL_SUCCESS, nine ACL_ERROR_REPEAT_INITIALIZE, and the count is 10;
+// - MultiThreadConcurrentAclInit (docs/cann-contract/runtime.md#aclinit-and-aclfinalize): 10
+//   threads call aclInit at once; one gets ACL_SUCCESS, nine ACL_ERROR_REPEAT_INITIALIZE, and the
+//   count is 10;
 // - threads that each set a device and stream copies through their own stream;
 // - the aclnn scheduler running as a stream task while another thread publishes the flags it waits
 //   for, and one stopped by run_flag = 0 written from another thread.

@@ -1,7 +1,8 @@
-// One process, one runtime (issue 7): a program that calls both ferry-acl's C API and ferry's
-// header-only C++ API sees one set of devices, contexts, memory and one aclInit count — whether it
-// links the shared library (whose copies of the header-only singletons are bound to the program's
-// through the process-state exports, src/acl/rt/process_state.hpp) or the static one.
+// One process, one runtime (docs/c-api.md#one-process-one-runtime): a program that calls both
+// ferry-acl's C API and ferry's header-only C++ API sees one set of devices, contexts, memory and
+// one aclInit count — whether it links the shared library (whose copies of the header-only
+// singletons are bound to the program's through the process-state exports,
+// src/acl/rt/process_state.hpp) or the static one.
 
 #include "acl/acl.h"
 #include "acl/acl_tdt.h"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The uninstalled ferry-acl.pc is enough for a plain C compiler (issue 7, "ferry-acl.pc").
+"""The uninstalled ferry-acl.pc is enough for a plain C compiler
+(docs/c-api.md#building-a-legacy-program).
 
 Usage: pkg_config.py UNINSTALLED_DIR CC CALLER_C SANITIZE
 
