@@ -132,7 +132,7 @@ TEST_CASE("aclInit reference counting and aclFinalize repeat", "[runtime][init][
         ok += s == Status::ok;
         repeated += s == Status::repeat_initialize;
     }
-    CHECK(ok == 1); // MultiThreadConcurrentAclInit (B.6)
+    CHECK(ok == 1); // CANN's MultiThreadConcurrentAclInit
     CHECK(repeated == 9);
     CHECK(ferry::initialize_count() == 10);
     CHECK(Runtime::boot_stage() == BootStage::done);

@@ -1,13 +1,15 @@
 #pragma once
 // ferry::ChannelRegistry<T> — the named channels of every device, for the runtime and the C API.
 //
-// spec/tdt.md §4 describes two kinds of named channel, and this registry owns both:
+// docs/cann-contract/tdt.md#channel-kinds describes two kinds of named channel, and this registry
+// owns both:
 // - queue channels (acltdtCreateChannelWithCapacity): every create makes a new channel with its
 //   own id; the name is only a label that lookups may use (several queues may share it).
 // - "TDT process" channels (acltdtCreateChannel): a named rendezvous. Every open on the same
 //   device with the same base name shares one channel (and one id); a name that starts with
-//   "TF_RECEIVE_" is the receive side of the channel named without the prefix (tdt_facts.md §2.4).
-//   Their capacity is k_process_channel_capacity; the channel lives until its last handle closes.
+//   "TF_RECEIVE_" is the receive side of the channel named without the prefix
+//   (docs/cann-contract/tdt.md#channel-creation). Their capacity is k_process_channel_capacity; the
+//   channel lives until its last handle closes.
 // Channels are Channel<T, dynamic_capacity, mpmc>: the C API lets any thread use any handle.
 // Registry operations take a mutex (they are not on the data path); the channels themselves are
 // shared_ptrs, so a lookup stays valid while the caller uses it.
@@ -32,12 +34,13 @@ using ChannelId = std::uint32_t; // 0 is never a valid id
 
 enum class ChannelKind : unsigned char { queue, process };
 
-// RT_MQ_MAX_NAME_LEN is 128 including the terminating NUL (tdt_facts.md §2.4): 127 characters.
+// RT_MQ_MAX_NAME_LEN is 128 including the terminating NUL
+// (docs/cann-contract/tdt.md#channel-creation): 127 characters.
 inline constexpr std::size_t k_max_channel_name_length = 127;
 inline constexpr std::string_view k_receive_prefix = "TF_RECEIVE_";
 // The depth of a "TDT process" channel. CANN's legacy path takes no capacity; 128 is the depth
-// MindSpore's MbufDataHandler uses by default (tdt_facts.md §5, [MSR]), documented in
-// docs/channel.md.
+// MindSpore's MbufDataHandler uses by default (docs/cann-contract/tdt.md#channel-kinds), documented
+// in docs/channel.md.
 inline constexpr std::size_t k_process_channel_capacity = 128;
 
 template <Sendable T>

@@ -1,10 +1,11 @@
 #pragma once
 // ferry::AllocationRegistry — "which live allocation contains this address?" in O(log n).
 //
-// spec/runtime.md (Memory): the registry powers pointer attributes, the TDT dataset memory-kind
-// rule (tdt_facts.md §2.3) and the bounds checks of ferry/kernel, ferry/afd and the ScheduleContext
-// `registry` resolver. CANN trusts every pointer it is given; ferry records every allocation the
-// runtime hands out so that a foreign, freed or out-of-bounds pointer is caught with an error code.
+// docs/cann-contract/runtime.md#allocation-registry: the registry powers pointer attributes, the
+// TDT dataset memory-kind rule (docs/cann-contract/tdt.md#datasets) and the bounds checks of
+// ferry/kernel, ferry/afd and the ScheduleContext `registry` resolver. CANN trusts every pointer it
+// is given; ferry records every allocation the runtime hands out so that a foreign, freed or
+// out-of-bounds pointer is caught with an error code.
 //
 // Allocations are disjoint half-open byte ranges [base, base + size). An address equal to
 // base + size (one past the end) is NOT inside the allocation. A reader-writer lock keeps lookups

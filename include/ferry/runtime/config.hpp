@@ -1,8 +1,8 @@
 #pragma once
 // ferry::RuntimeConfig — the runtime's configuration, read from FERRY_* environment variables.
 //
-// spec/runtime.md (Configuration): safe defaults, validated; a bad value is a clear error at boot,
-// never a silent default. Every variable is documented in docs/runtime.md.
+// docs/cann-contract/runtime.md#configuration: safe defaults, validated; a bad value is a clear
+// error at boot, never a silent default. Every variable is documented in docs/runtime.md.
 //
 //   FERRY_DEVICE_COUNT    emulated devices, 1..64 (RT_MAX_DEV_NUM)             default 1
 //   FERRY_DEVICE_MEMORY   device memory limit per device, bytes with optional
@@ -25,9 +25,9 @@
 
 namespace ferry {
 
-inline constexpr std::uint32_t k_max_devices = 64;                        // RT_MAX_DEV_NUM (B.3)
-inline constexpr std::uint32_t k_max_ts = 2;                              // RT_MAX_TS_NUM (B.3)
-inline constexpr std::uint64_t k_max_alloc_size = std::uint64_t{1} << 50; // MAX_ALLOC_SIZE (B.3)
+inline constexpr std::uint32_t k_max_devices = 64;                        // RT_MAX_DEV_NUM
+inline constexpr std::uint32_t k_max_ts = 2;                              // RT_MAX_TS_NUM
+inline constexpr std::uint64_t k_max_alloc_size = std::uint64_t{1} << 50; // MAX_ALLOC_SIZE
 inline constexpr std::uint32_t k_max_kernel_threads = 256;
 
 struct RuntimeConfig {

@@ -1,7 +1,7 @@
 #pragma once
 // ferry::Context — the execution environment streams and events belong to.
 //
-// args_runtime_facts.md B.3 and seed 001 (Device 与 Context): a primary context per
+// docs/cann-contract/runtime.md#devices-and-contexts: a primary context per
 // (device, ts) — RT_MAX_TS_NUM = 2 — is retained by aclrtSetDevice and released by
 // aclrtResetDevice; explicit contexts are created and destroyed by the user. Each thread has a
 // current context; every stream, event and allocation is made on the current context's device.

@@ -1,7 +1,7 @@
 #pragma once
 // ferry::DeviceManager — emulated devices, their contexts, and the streams and events made on them.
 //
-// args_runtime_facts.md B.3 / spec/runtime.md (Devices and contexts): device ids 0..count-1
+// docs/cann-contract/runtime.md#devices-and-contexts: device ids 0..count-1
 // (count ≤ RT_MAX_DEV_NUM = 64); a primary context per (device, ts ≤ 1) with a reference count —
 // aclrtSetDevice retains it and makes it current, aclrtResetDevice releases one reference,
 // aclrtResetDeviceForce all of them; explicit contexts; a current context per thread. Releasing a
@@ -95,7 +95,7 @@ public:
         return Status::ok;
     }
 
-    // GetPriCtxByDeviceId (B.3): the active primary context of (device, ts).
+    // CANN's GetPriCtxByDeviceId: the active primary context of (device, ts).
     [[nodiscard]] Result<const Context*> primary_context(std::int32_t device,
                                                          std::uint32_t ts = 0) const {
         if (const Status s = check_device(device); failed(s)) {

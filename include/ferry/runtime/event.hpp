@@ -1,9 +1,9 @@
 #pragma once
 // ferry::Event — a marker recorded into a stream: record, query, synchronize, elapsed time.
 //
-// spec/runtime.md (Streams and events). Recording queues a task on the stream; when the stream
-// reaches it the event completes and takes a steady-clock timestamp, so two events recorded in
-// order on one stream have a non-negative, monotone elapsed time. Re-recording starts a new
+// docs/cann-contract/runtime.md#streams-and-events. Recording queues a task on the stream; when the
+// stream reaches it the event completes and takes a steady-clock timestamp, so two events recorded
+// in order on one stream have a non-negative, monotone elapsed time. Re-recording starts a new
 // generation: query/synchronize look at the latest record. An event never recorded counts as
 // complete for synchronize (nothing to wait for) but has no timestamp. A reset (aclrtResetEvent,
 // run in stream order) returns the event to that never-recorded state.

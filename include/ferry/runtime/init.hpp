@@ -1,5 +1,6 @@
 #pragma once
-// aclInit / aclFinalize semantics (args_runtime_facts.md B.6, main library, acl.cpp):
+// aclInit / aclFinalize semantics, as in CANN's main library
+// (docs/cann-contract/runtime.md#aclinit-and-aclfinalize):
 // - initialize: under a global lock; when already initialized it increments the reference count
 //   and returns repeat_initialize; otherwise it reads the config file (when a path is given; an
 //   unreadable file → invalid_file), whose content must equal the first successful call's config
@@ -10,7 +11,7 @@
 //   no prior initialize runs this path and succeeds (the flag starts false). initialize →
 //   finalize → initialize works.
 // The aclrt device, memory and stream APIs do not require initialize: they boot the runtime
-// lazily through Runtime::instance() (B.6).
+// lazily through Runtime::instance().
 
 #include <cstdint>
 #include <ferry/core/status.hpp>

@@ -1,13 +1,14 @@
 #pragma once
 // ferry::KernelTable — programs and the kernels registered on them.
 //
-// args_runtime_facts.md B.4: a program is a binary blob with a magic (ELF or PLAIN variants; any
-// other magic is invalid), reference counted; kernels are registered on a program by stub pointer,
-// name and (optionally) tiling key; a duplicate stub is RT_ERROR_KERNEL_DUPLICATE (507028);
-// lookups go by stub, by (stub, tiling key) and by name; unregistering a program removes all of its
-// kernels. CANN keeps a sorted stub array searched by binary search; ferry uses an ordered map for
-// the same O(log n) lookups. A looked-up Kernel holds its Program alive (CANN's GetProgram/
-// PutProgram pair), so a launch in flight survives the program's unregistration.
+// docs/cann-contract/runtime.md#programs-and-kernels: a program is a binary blob with a magic (ELF
+// or PLAIN variants; any other magic is invalid), reference counted; kernels are registered on a
+// program by stub pointer, name and (optionally) tiling key; a duplicate stub is
+// RT_ERROR_KERNEL_DUPLICATE (507028); lookups go by stub, by (stub, tiling key) and by name;
+// unregistering a program removes all of its kernels. CANN keeps a sorted stub array searched by
+// binary search; ferry uses an ordered map for the same O(log n) lookups. A looked-up Kernel holds
+// its Program alive (CANN's GetProgram/PutProgram pair), so a launch in flight survives the
+// program's unregistration.
 //
 // Differences from CANN: host kernels have no ELF to parse, so any valid magic may carry kernels,
 // and the name is given explicitly instead of read from the ELF; CANN's RemoveAll quirk (erasing
@@ -36,7 +37,7 @@ struct DevBinary {
     std::uint64_t length = 0;
 };
 
-// Binary magics (B.4).
+// Binary magics (CANN's RT_DEV_BINARY_MAGIC_*).
 inline constexpr std::uint32_t k_magic_elf = 0x43554245;
 inline constexpr std::uint32_t k_magic_elf_aicpu = 0x41415243;
 inline constexpr std::uint32_t k_magic_elf_aivec = 0x41415246;

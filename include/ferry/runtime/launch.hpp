@@ -1,7 +1,7 @@
 #pragma once
 // Host kernels and what a launch hands them.
 //
-// spec/runtime.md (Program / kernel table) and spec/kernel-args.md (Launch): kernels are host
+// docs/cann-contract/runtime.md#programs-and-kernels: kernels are host
 // functions standing in for device code. A launch with block_dim = N runs the body N times with
 // block index 0..N-1, in parallel, in stream order. Every block receives the launch's argument
 // image: 8-byte slots holding values or device addresses, as built by ferry/kernel's KernelArgs.

@@ -1,9 +1,9 @@
 #pragma once
 // ferry runtime logging: levels, stderr by default, a pluggable sink.
 //
-// spec/runtime.md (Logging): quiet by default for library users — the default level is `error`,
-// so only failures a caller cannot see in a return value (a failed boot, a task that threw on a
-// stream) are printed. FERRY_LOG_LEVEL raises it; set_log_sink redirects it.
+// docs/cann-contract/runtime.md#logging: quiet by default for library users — the default level is
+// `error`, so only failures a caller cannot see in a return value (a failed boot, a task that threw
+// on a stream) are printed. FERRY_LOG_LEVEL raises it; set_log_sink redirects it.
 //
 // The state lives in trivially destructible globals (an atomic level and a leaked sink), so a
 // runtime thread that logs while the process exits never touches a destroyed object.

@@ -2,12 +2,12 @@
 // Emulated device memory: allocation policies, CANN's size rounding, memcpy kinds, and the checks
 // that tie every copy to where its pointers really live.
 //
-// args_runtime_facts.md B.6 (aclrtMalloc, aclrtMallocHost, aclrtMemcpy) and spec/runtime.md
-// (Memory). Device memory is host memory that the AllocationRegistry records as `device`; the
-// per-device limit (FERRY_DEVICE_MEMORY) is checked against the rounded sizes, so out-of-memory is
-// reproducible. Each check here is a pure function of the registry, used by both the synchronous
-// copy and the stream task of an asynchronous one (which re-checks when it runs, so memory freed
-// in between is reported instead of written).
+// aclrtMalloc, aclrtMallocHost, aclrtMemcpy: docs/cann-contract/runtime.md#memory. Device memory is
+// host memory that the AllocationRegistry records as `device`; the per-device limit
+// (FERRY_DEVICE_MEMORY) is checked against the rounded sizes, so out-of-memory is reproducible.
+// Each check here is a pure function of the registry, used by both the synchronous copy and the
+// stream task of an asynchronous one (which re-checks when it runs, so memory freed in between is
+// reported instead of written).
 
 #include <algorithm>
 #include <cstddef>
@@ -40,7 +40,7 @@ inline constexpr std::uint32_t k_malloc_low_band_width = 0x0100;
 inline constexpr std::uint32_t k_malloc_high_band_width = 0x1000;
 inline constexpr std::uint32_t k_malloc_user_readonly = 0x100000;
 
-// aclrtMemcpyKind.
+// aclrtMemcpyKind (docs/cann-contract/runtime.md#copy-kinds).
 enum class MemcpyKind : std::int32_t {
     host_to_host = 0,
     host_to_device = 1,
@@ -48,8 +48,8 @@ enum class MemcpyKind : std::int32_t {
     device_to_device = 3,
     automatic = 4, // ACL_MEMCPY_DEFAULT: inferred from the pointers
     host_to_buf_to_device = 5,
-    inner_device_to_device = 6, // rejected by aclrtMemcpy (B.6)
-    inter_device_to_device = 7, // rejected by aclrtMemcpy (B.6)
+    inner_device_to_device = 6, // rejected by aclrtMemcpy
+    inter_device_to_device = 7, // rejected by aclrtMemcpy
 };
 
 // Device allocations are aligned to 512 bytes (the alignment ferry/kernel promises for uploaded
@@ -58,7 +58,8 @@ inline constexpr std::size_t k_device_alignment = 512;
 inline constexpr std::size_t k_host_alignment = 64;
 
 // aclrtMalloc's rounding: (size + 32 + padding - 1) / 32 * 32 with padding 32, no padding for the
-// HUGE1G policies; nullopt for an unknown page policy or an overflow (B.6).
+// HUGE1G policies; nullopt for an unknown page policy or an overflow
+// (docs/cann-contract/runtime.md#memory).
 [[nodiscard]] constexpr std::optional<std::size_t> device_allocation_size(std::size_t size,
                                                                           std::uint32_t policy) {
     const std::uint32_t page = policy & 0xFFu;
@@ -126,7 +127,7 @@ inline bool side_matches(const AllocationRegistry& registry, const void* p, std:
 } // namespace detail
 
 // Validates an aclrtMemcpy request without copying. count == 0 is ok (nothing to do); null
-// pointers, kinds 6/7 or out of range → invalid_param (B.6); count > dest_max, or a side whose
+// pointers, kinds 6/7 or out of range → invalid_param; count > dest_max, or a side whose
 // memory contradicts the kind (e.g. HOST_TO_DEVICE into host memory, a device range that leaves
 // its allocation) → rt_param_invalid.
 [[nodiscard]] inline Status check_memcpy(const AllocationRegistry& registry, void* dst,
@@ -234,7 +235,7 @@ public:
         return p;
     }
 
-    // aclrtMallocHost: no padding, no device limit (B.6). size 0 → invalid_param.
+    // aclrtMallocHost: no padding, no device limit. size 0 → invalid_param.
     [[nodiscard]] Result<void*> allocate_host(std::size_t size) {
         if (size == 0) {
             return Status::invalid_param;

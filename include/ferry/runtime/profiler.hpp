@@ -1,8 +1,8 @@
 #pragma once
 // ferry::Profiler — task timestamps exported as a Chrome trace (chrome://tracing, Perfetto).
 //
-// spec/runtime.md (Profiling): start/stop, rejecting a double start (CANN RT_ERROR_PROF_STATUS,
-// args_runtime_facts.md B.5) and a stop without start; while on, every task — memcpy, kernel,
+// docs/cann-contract/runtime.md#profiling-and-callbacks: start/stop, rejecting a double start
+// (CANN RT_ERROR_PROF_STATUS) and a stop without start; while on, every task — memcpy, kernel,
 // host task, event record, and other modules' own events such as channel send/receive — is
 // recorded with its timestamps, stream and device. Other modules call ferry::profiler().record()
 // or use ProfileScope; neither boots the runtime, and both cost one atomic load when off.

@@ -1,10 +1,11 @@
 #pragma once
-// ferry::Runtime — the process-wide emulated CANN runtime (seed 001; spec/runtime.md).
+// ferry::Runtime — the process-wide emulated CANN runtime
+// (docs/cann-contract/runtime.md#singleton-and-boot).
 //
 // Runtime::instance() boots lazily and thread-safely through the stages BOOT_INIT → BOOT_ON →
-// BOOT_DONE (args_runtime_facts.md B.1): one caller wins the boot; the others *wait* for it
-// (CANN busy-spins; ferry blocks on the atomic) and see its outcome. A failed boot rolls back
-// everything it made, returns to BOOT_INIT and reports its error; the next call tries again.
+// BOOT_DONE: one caller wins the boot; the others *wait* for it (CANN busy-spins; ferry blocks on
+// the atomic) and see its outcome. A failed boot rolls back everything it made, returns to
+// BOOT_INIT and reports its error; the next call tries again.
 // Runtime::shutdown() (reached from aclFinalize) releases everything and returns to BOOT_INIT.
 //
 // Exit without finalize is clean: the Runtime object and the keeper are deliberately never
@@ -13,8 +14,8 @@
 // (one still inside a task after k_exit_grace is detached instead: exit never hangs on a task).
 //
 // The C shim maps aclrt* calls one to one onto these members; every Status is the aclError CANN
-// returns in that situation (B.6). Streams, events and contexts are opaque handles validated on
-// every use.
+// returns in that situation (docs/cann-contract/runtime.md#error-codes). Streams, events and
+// contexts are opaque handles validated on every use.
 
 #include <atomic>
 #include <chrono>
@@ -53,7 +54,7 @@ namespace ferry {
 // threads are abandoned to the exit (docs/runtime.md, Exit without finalize).
 inline constexpr std::chrono::milliseconds k_exit_grace{1000};
 
-// Called on the failing stream's thread (spec/runtime.md: exception and task-abort callbacks).
+// Called on the failing stream's thread (docs/cann-contract/runtime.md#profiling-and-callbacks).
 using TaskFailureCallback = std::function<void(const TaskFailure&)>;
 
 // A host task: returns void or a Status; may throw.

@@ -1,9 +1,9 @@
 #pragma once
 // ferry::Stream — an in-order asynchronous task queue executed by its own runtime thread.
 //
-// spec/runtime.md (Streams and events): tasks (host callables, memcpy-async, kernel launches,
-// event records) run one after another in submission order. A task that throws or returns a
-// failing Status puts the stream into an error state: the failure is reported to the runtime's
+// docs/cann-contract/runtime.md#streams-and-events: tasks (host callables, memcpy-async, kernel
+// launches, event records) run one after another in submission order. A task that throws or returns
+// a failing Status puts the stream into an error state: the failure is reported to the runtime's
 // exception and task-abort callbacks at once, later tasks are aborted (skipped) until the next
 // synchronize, and that synchronize returns the failure and clears the state (CANN reports a task
 // exception on the next aclrtSynchronizeStream; ferry then lets the stream be used again).

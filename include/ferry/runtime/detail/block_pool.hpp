@@ -1,6 +1,7 @@
 #pragma once
-// The worker pool that runs a kernel's blocks in parallel (spec/runtime.md: "launching with
-// block_dim = N runs the kernel body N times, in parallel on a pool").
+// The worker pool that runs a kernel's blocks in parallel: launching with block_dim = N runs
+// the kernel body N times, in parallel on a pool
+// (docs/cann-contract/runtime.md#programs-and-kernels).
 //
 // The launching stream thread always takes part, claiming block indices from the same counter as
 // the pool's workers, so a launch makes progress even when every worker is busy with another

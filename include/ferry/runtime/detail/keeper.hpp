@@ -1,7 +1,7 @@
 #pragma once
 // The runtime keeper: boot stage, the booted Runtime and the last boot error
-// (args_runtime_facts.md B.1, RuntimeKeeper). It is allocated once and never destroyed, so
-// nothing of it can be used after destruction while the process exits.
+// (CANN's RuntimeKeeper, docs/cann-contract/runtime.md#singleton-and-boot). It is allocated once
+// and never destroyed, so nothing of it can be used after destruction while the process exits.
 
 #include <atomic>
 #include <cstdint>

@@ -12,11 +12,12 @@ namespace ferry {
 namespace detail {
 // Installed as ferry's pointer locator while the runtime is booted (core/memory_kind.hpp):
 // device allocations are device memory; everything else, aclrtMallocHost memory included, is
-// host (CANN's pointer attributes: HOST or UNREGISTERED → host; tdt_facts.md §2.3).
+// host (CANN's pointer attributes: HOST or UNREGISTERED → host;
+// docs/cann-contract/runtime.md#allocation-registry).
 inline PointerLocation runtime_locator(const void* address) noexcept;
 } // namespace detail
 
-// ---------------------------------------------------------------- boot and shutdown (B.1)
+// ---------------------------------------------------------------- boot and shutdown
 
 inline Result<Runtime*> Runtime::instance() {
     using enum BootStage;
@@ -65,7 +66,8 @@ inline Status Runtime::fail_boot(detail::RuntimeKeeper& k, std::string message) 
     return Status::rt_internal_error;
 }
 
-// Runtime::Init's steps, each rolled back on a later failure (B.2): configuration, the runtime's
+// Runtime::Init's steps, each rolled back on a later failure
+// (docs/cann-contract/runtime.md#singleton-and-boot): configuration, the runtime's
 // tables and threads (destroyed again by the constructor's unwinding if one throws), the exit
 // hook, then publication and the pointer locator.
 inline Status Runtime::boot(detail::RuntimeKeeper& k) {
