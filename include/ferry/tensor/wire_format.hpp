@@ -240,8 +240,9 @@ enum class PayloadMode { copy, borrow };
 // Zero-copy refill: `ds` takes `message` and its items borrow from it; on return `message` holds
 // the dataset's previous buffer (empty or not), for the caller to reuse — a receive loop that
 // hands buffers back and forth this way allocates nothing. Named apart from parse_into so that
-// passing a vector never gives it away by accident. On any error nothing changes, `message`
-// included.
+// passing a vector never gives it away by accident. On an error in the message nothing changes,
+// `message` included; on bad_alloc `message` is untouched and `ds` is either unchanged or empty
+// (never items pointing into a buffer it no longer holds).
 [[nodiscard]] inline Status parse_into_adopting(Dataset& ds, MessageBuffer& message) noexcept {
     if (!ds.accepts_receive()) {
         return Status::invalid_param;
@@ -250,9 +251,14 @@ enum class PayloadMode { copy, borrow };
     if (const Status s = detail::summarize_message(message, summary); failed(s)) {
         return s;
     }
-    MessageBuffer& held = detail::DatasetAccess::message(ds);
-    held.swap(message); // heap buffers change hands: no byte is copied
-    return detail::fill_dataset(ds, held, summary, detail::PayloadMode::borrow);
+    // The items are pointed into `message` first and the buffers change hands only once that
+    // worked: a swap moves the heap storage, so the pointers stay valid.
+    if (const Status s = detail::fill_dataset(ds, message, summary, detail::PayloadMode::borrow);
+        failed(s)) {
+        return s;
+    }
+    detail::DatasetAccess::message(ds).swap(message); // no byte is copied
+    return Status::ok;
 }
 
 } // namespace ferry

@@ -63,11 +63,11 @@ acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::si
         handle->kind = entry.kind;
         handle->receive_side = entry.receive_side;
         handle->channel = std::move(entry.channel);
-        handle->pool = Shim::get().pool_for(handle->id, capacity);
+        handle->spares = Shim::get().spares_for(handle->id, capacity);
         return to_handle<acltdtChannelHandle>(Shim::get().channels.add(std::move(handle)));
     } catch (...) {
         (void)Shim::get().registry().close(id);
-        Shim::get().forget_pool(id); // the handle is gone: its pool slot is expired (or shared)
+        Shim::get().forget_spares(id); // the handle is gone: its slot is expired (or shared)
         throw;
     }
 }
@@ -88,13 +88,20 @@ void recycle(ferry::acl::BufferPool& pool, ferry::MessageBuffer&& buffer) noexce
 // frees them), and a handle never designates an item it was not issued for. The handle objects
 // are reused (item i of the dataset), so a steady receive loop allocates nothing.
 void refresh_views(acltdtDataset& d) {
-    if (d.views.size() < d.data.size()) {
-        d.views.reserve(d.data.size()); // so that no push_back below can fail
-    }
     for (Token& token : d.views) {
         token = Shim::get().items.reissue(token);
     }
-    while (d.views.size() < d.data.size()) {
+}
+
+// Makes sure the dataset has a handle object for each of `n` items. What it adds designates an
+// index the dataset does not show yet (acltdtGetDataItem answers NULL for it), so when this
+// throws halfway the dataset looks unchanged; the handles it made stay, for the next receive.
+void make_views(acltdtDataset& d, std::size_t n) {
+    if (d.views.size() >= n) {
+        return;
+    }
+    d.views.reserve(n); // so that no push_back below can fail
+    while (d.views.size() < n) {
         auto view = std::make_shared<acltdtDataItem>();
         view->owner = &d;
         view->index = d.views.size();
@@ -111,7 +118,7 @@ aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t
         return ferry::acl::reject("acltdtSendTensor", ferry::name_of(size.status()), size.status());
     }
     ferry::MessageBuffer buffer;
-    (void)h.pool->receive(buffer, ferry::no_wait); // a spare one, if any
+    (void)h.spares->pool.receive(buffer, ferry::no_wait); // a spare one, if any
     if (buffer.capacity() < *size) {
         buffer = ferry::MessageBuffer(); // growing: do not copy the old bytes over
     }
@@ -123,11 +130,53 @@ aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t
     if (s == Status::ok) {
         return ACL_SUCCESS;
     }
-    recycle(*h.pool, std::move(buffer)); // a failed send hands the buffer back untouched
+    recycle(h.spares->pool, std::move(buffer)); // a failed send hands the buffer back untouched
     const bool full = s == Status::full || s == Status::timed_out || s == Status::stopped;
     return full ? ACL_ERROR_RT_QUEUE_FULL : ferry::acl::code(s);
 }
 
+// A message that was taken: parked at the channel's head again (the next receive delivers it)
+// unless the dataset got it. Lets every failure after the dequeue — an exception included —
+// put the message back.
+class Taken {
+public:
+    explicit Taken(ferry::acl::ParkedMessages::Slot& slot) noexcept : slot_(slot) {}
+    Taken(const Taken&) = delete;
+    Taken& operator=(const Taken&) = delete;
+    ~Taken() {
+        if (!delivered_ && buffer.capacity() != 0) {
+            slot_.park(std::move(buffer));
+        }
+    }
+    void delivered() noexcept { delivered_ = true; }
+    void drop() noexcept { delivered_ = true; } // malformed: no receive could deliver it
+
+    ferry::MessageBuffer buffer;
+
+private:
+    ferry::acl::ParkedMessages::Slot& slot_;
+    bool delivered_ = false;
+};
+
+// Takes the next message: a parked one first, then the channel's head.
+aclError take(const acltdtChannelHandle& h, Taken& taken, ferry::acl::ParkedMessages::Slot& slot,
+              std::int32_t timeout) {
+    if (slot.take(taken.buffer)) {
+        return ACL_SUCCESS;
+    }
+    const Status s = h.channel->receive(taken.buffer, timeout_of(timeout));
+    if (s != Status::ok) {
+        taken.drop();
+        const bool empty = s == Status::empty || s == Status::timed_out || s == Status::stopped;
+        return empty ? ACL_ERROR_RT_QUEUE_EMPTY : ferry::acl::code(s);
+    }
+    return ACL_SUCCESS;
+}
+
+// Everything that can fail for memory happens before the dataset changes: a parking slot is
+// reserved before dequeuing, the message is parsed into the dataset's spare, the handle objects
+// for its items are made, then the spare and the dataset's data swap (no-throw). A failure on
+// the way parks the message for the next receive (docs/reliability.md, Allocation failures).
 aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t timeout) {
     if (h.kind == ferry::ChannelKind::process) {
         if (timeout != -1) {
@@ -142,18 +191,35 @@ aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t ti
     if (!d.data.accepts_receive()) {
         return ferry::acl::reject("acltdtReceiveTensor", "the dataset holds items the user added");
     }
-    ferry::MessageBuffer buffer;
-    const Status s = h.channel->receive(buffer, timeout_of(timeout));
-    if (s != Status::ok) {
-        const bool empty = s == Status::empty || s == Status::timed_out || s == Status::stopped;
-        return empty ? ACL_ERROR_RT_QUEUE_EMPTY : ferry::acl::code(s);
+    ferry::acl::ParkedMessages::Slot slot(h.spares->parked);
+    Taken taken(slot);
+    if (const aclError e = take(h, taken, slot, timeout); e != ACL_SUCCESS) {
+        return e;
     }
-    if (const Status p = ferry::parse_into_adopting(d.data, buffer); ferry::failed(p)) {
+    if (const Status p = ferry::parse_into_adopting(d.spare, taken.buffer); ferry::failed(p)) {
+        if (p == Status::bad_alloc) {
+            return ferry::acl::reject("acltdtReceiveTensor", "out of memory", p);
+        }
+        taken.drop();
         refresh_views(d);
         return ferry::acl::reject("acltdtReceiveTensor", "malformed message", p);
     }
-    recycle(*h.pool, std::move(buffer)); // the dataset's previous buffer
-    refresh_views(d);
+    try {
+        make_views(d, d.spare.size());
+        // CANN frees the previous items: their handles go stale. (Reissuing throws only for a
+        // handle reissued 2^36 times; the handles it reissued before that stay reissued.)
+        refresh_views(d);
+    } catch (...) {
+        // The message went into the spare: take it back to be parked.
+        taken.buffer = std::move(ferry::detail::DatasetAccess::message(d.spare));
+        d.spare.clear();
+        throw;
+    }
+    std::swap(d.data, d.spare);
+    taken.delivered();
+    // The previous message's buffer, for the next send (the spare's items are never read again).
+    recycle(h.spares->pool, std::move(ferry::detail::DatasetAccess::message(d.spare)));
+    recycle(h.spares->pool, std::move(taken.buffer)); // the spare's older buffer, if any
     return ACL_SUCCESS;
 }
 
@@ -170,7 +236,7 @@ aclError destroy(HandlePtr handle) {
     ferry::acl::wait_for_calls(*handle);
     const ferry::ChannelId id = handle->id;
     handle.reset();
-    Shim::get().forget_pool(id);
+    Shim::get().forget_spares(id);
     return ACL_SUCCESS;
 }
 
@@ -244,6 +310,7 @@ aclError acltdtCleanChannel(acltdtChannelHandle* handle) {
                                   Status::feature_unsupported);
     }
     h->channel->clear();
+    h->spares->parked.clear(); // messages a receive parked are queued ones too
     return ACL_SUCCESS;
 }
 
@@ -256,7 +323,7 @@ aclError acltdtQueryChannelSize(const acltdtChannelHandle* handle, size_t* size)
         return ferry::acl::reject(__func__, "not supported on a TDT process channel",
                                   Status::feature_unsupported);
     }
-    *size = h->channel->size();
+    *size = h->channel->size() + h->spares->parked.size(); // parked: still to be received
     return ACL_SUCCESS;
 }
 

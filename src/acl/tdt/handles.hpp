@@ -22,6 +22,7 @@
 
 #include "../handle_table.hpp"
 #include "acl/acl_tdt.h"
+#include "parked.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -46,6 +47,13 @@ using MessageRegistry = MessageChannelRegistry; // shared with C++ code: message
 // (docs/cann-contract/tdt.md#receive-buffers).
 using BufferPool = Channel<MessageBuffer, dynamic_capacity, mpmc>;
 
+// What every handle on one channel shares besides the channel itself.
+struct ChannelSpares {
+    explicit ChannelSpares(std::size_t buffers) : pool(buffers) {}
+    BufferPool pool;       // spare message buffers
+    ParkedMessages parked; // messages a receive took but could not deliver (parked.hpp)
+};
+
 } // namespace ferry::acl
 
 struct acltdtDataItem {
@@ -62,6 +70,12 @@ struct acltdtDataset {
     std::vector<ferry::acl::Token> added; // what acltdtGetDataItem returns, in order
     std::vector<ferry::acl::Token> owned; // this dataset's copies of forwarded items
     std::vector<ferry::acl::Token> views; // received items, reissued by every receive
+    // Where a receive parses its message before anything above changes: on success it is
+    // swapped with `data` (no allocation, no failure), so a receive that runs out of memory
+    // leaves `data` — and the message buffer its items point into — as they were. Afterwards it
+    // holds the previous message's items (their storage is reused by the next receive), whose
+    // buffer has gone back to the pool: never read.
+    ferry::Dataset spare;
 };
 
 inline const ferry::DataItem* acltdtDataItem::get() const noexcept {
@@ -77,7 +91,7 @@ struct acltdtChannelHandle {
     ferry::ChannelKind kind = ferry::ChannelKind::queue;
     bool receive_side = false; // a process channel opened through a "TF_RECEIVE_" name
     std::shared_ptr<ferry::acl::MessageChannel> channel;
-    std::shared_ptr<ferry::acl::BufferPool> pool;
+    std::shared_ptr<ferry::acl::ChannelSpares> spares;
     std::atomic<std::uint32_t> calls{0}; // calls in flight; a destroy waits for 0
 };
 
@@ -98,20 +112,20 @@ public:
     HandleTable<acltdtDataset> datasets{HandleKind::dataset};
     HandleTable<acltdtChannelHandle> channels{HandleKind::channel};
 
-    // The buffer pool of channel `id`, shared by every handle on it (process channels have many).
-    [[nodiscard]] std::shared_ptr<BufferPool> pool_for(ChannelId id, std::size_t capacity) {
+    // The spares of channel `id`, shared by every handle on it (process channels have many).
+    [[nodiscard]] std::shared_ptr<ChannelSpares> spares_for(ChannelId id, std::size_t capacity) {
         const std::lock_guard lock(pools_mutex_);
-        std::weak_ptr<BufferPool>& slot = pools_[id];
-        if (auto pool = slot.lock()) {
-            return pool;
+        std::weak_ptr<ChannelSpares>& slot = pools_[id];
+        if (auto spares = slot.lock()) {
+            return spares;
         }
-        const std::size_t spares =
+        const std::size_t buffers =
             capacity + 2 < k_max_channel_capacity ? capacity + 2 : k_max_channel_capacity;
-        auto pool = std::make_shared<BufferPool>(spares);
-        slot = pool;
-        return pool;
+        auto spares = std::make_shared<ChannelSpares>(buffers);
+        slot = spares;
+        return spares;
     }
-    void forget_pool(ChannelId id) noexcept {
+    void forget_spares(ChannelId id) noexcept {
         const std::lock_guard lock(pools_mutex_);
         if (const auto found = pools_.find(id); found != pools_.end() && found->second.expired()) {
             pools_.erase(found);
@@ -124,7 +138,7 @@ private:
     Shim() = default;
 
     std::mutex pools_mutex_;
-    std::map<ChannelId, std::weak_ptr<BufferPool>> pools_;
+    std::map<ChannelId, std::weak_ptr<ChannelSpares>> pools_;
 };
 
 // A call on a channel handle, counted in the handle from the lookup until it returns. The count

@@ -10,6 +10,7 @@
 #include "aclnn/acl_meta.h"
 #include "alloc_hook.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <ferry/channel/message_channels.hpp>
@@ -35,6 +36,8 @@ struct Scenario {
     std::function<aclError()> call;
     std::function<Snapshot()> snapshot = [] { return Snapshot{}; };
     std::function<void()> teardown;
+    // Checks what the call that worked (after a failed one) did, before the teardown.
+    std::function<void()> after = [] {};
     aclError fails_with = ACL_ERROR_BAD_ALLOC;
     long raw_mallocs = 0; // malloc calls allowed to bypass operator new (aclrtMalloc's bytes)
 };
@@ -53,6 +56,7 @@ void fail_once(const Scenario& s, long k) {
         CHECK(s.snapshot() == before);
         hook::run_failing(0, [&] { code = s.call(); });
         CHECK(code == ACL_SUCCESS);
+        s.after();
         s.teardown();
     }
     CHECK(hook::live_allocations() == live_before); // nothing leaked, nothing cached anew
@@ -318,37 +322,89 @@ TEST_CASE("acltdtSendTensor and acltdtCleanChannel survive every allocation fail
     m.free();
 }
 
-// KNOWN DEFECT (docs/reliability.md, Known gaps): a receive that runs out of memory after it took
-// the message off the queue (parsing it into the dataset, or creating the dataset's item handles)
-// answers ACL_ERROR_BAD_ALLOC but loses that message. Tagged [!shouldfail] so the suite stays
-// green while it is open and turns red the day it is fixed (then drop the tag).
-TEST_CASE("acltdtReceiveTensor survives every allocation failure",
-          "[compat][faults][!shouldfail]") {
+// What a receiving dataset shows: its size, and per item its handle, kind, dims and payload
+// (reading the payload of items a failed receive kept is also what lets AddressSanitizer see a
+// payload whose buffer was freed under them).
+Snapshot received_contents(const acltdtDataset* d) {
+    Snapshot s{static_cast<std::int64_t>(acltdtGetDatasetSize(d))};
+    for (std::size_t i = 0; i < acltdtGetDatasetSize(d); ++i) {
+        const acltdtDataItem* item = acltdtGetDataItem(d, i);
+        s.push_back(reinterpret_cast<std::intptr_t>(item));
+        s.push_back(acltdtGetTensorTypeFromItem(item));
+        std::int64_t dims[4] = {};
+        s.push_back(acltdtGetDimsFromItem(item, dims, 4));
+        s.insert(s.end(), dims, dims + acltdtGetDimNumFromItem(item));
+        const auto* data = static_cast<const float*>(acltdtGetDataAddrFromItem(item));
+        for (std::size_t k = 0; k < acltdtGetDataSizeFromItem(item) / sizeof(float); ++k) {
+            s.push_back(static_cast<std::int64_t>(data[k]));
+        }
+    }
+    return s;
+}
+
+// A receive that fails for memory takes nothing off the channel for good: the message it had
+// dequeued is the one the next receive delivers (in order), and the dataset still shows the
+// previous message with the same item handles.
+TEST_CASE("acltdtReceiveTensor survives every allocation failure", "[compat][faults]") {
     Message m;
     m.make();
     acltdtChannelHandle* channel = nullptr;
     acltdtDataset* received = nullptr;
+    float next = 0; // payload[0] of the message the next receive must deliver
     const auto state = [&] {
-        return Snapshot{queued(channel), static_cast<std::int64_t>(acltdtGetDatasetSize(received))};
+        Snapshot s = received_contents(received);
+        s.push_back(queued(channel));
+        return s;
     };
     const auto teardown = [&] {
         destroy_dataset(received);
         destroy_channel(channel);
     };
-    const auto fresh = [&](int messages) {
+    // Messages told apart by payload[0]: 100, 101, ...; `taken` of them received already.
+    const auto fresh = [&](int messages, int taken) {
         REQUIRE((channel = acltdtCreateChannelWithCapacity(0, "faults-io", 4)));
         REQUIRE((received = acltdtCreateDataset()));
         for (int i = 0; i < messages; ++i) {
+            m.payload[0] = static_cast<float>(100 + i);
             REQUIRE(acltdtSendTensor(channel, m.dataset, 0) == ACL_SUCCESS);
         }
+        for (int i = 0; i < taken; ++i) {
+            REQUIRE(acltdtReceiveTensor(channel, received, 0) == ACL_SUCCESS);
+        }
+        next = static_cast<float>(100 + taken);
     };
-    {
-        // A failed receive must leave its message queued (the snapshot counts it).
+    // What the receive that worked must show: the next message, whole.
+    const auto delivered = [&] {
+        REQUIRE(acltdtGetDatasetSize(received) == 2);
+        const acltdtDataItem* tensor = acltdtGetDataItem(received, 0);
+        CHECK(acltdtGetTensorTypeFromItem(tensor) == ACL_TENSOR_DATA_TENSOR);
+        CHECK(acltdtGetDataTypeFromItem(tensor) == ACL_FLOAT);
+        std::int64_t dims[2] = {};
+        CHECK(acltdtGetDimsFromItem(tensor, dims, 2) == ACL_SUCCESS);
+        CHECK((dims[0] == 2 && dims[1] == 3));
+        REQUIRE(acltdtGetDataSizeFromItem(tensor) == sizeof m.payload);
+        const auto* data = static_cast<const float*>(acltdtGetDataAddrFromItem(tensor));
+        const float want[6] = {next, 2, 3, 4, 5, 6};
+        CHECK(std::equal(data, data + 6, want));
+        CHECK(acltdtGetTensorTypeFromItem(acltdtGetDataItem(received, 1)) ==
+              ACL_TENSOR_DATA_END_OF_SEQUENCE);
+    };
+    SECTION("into a new dataset") {
         CHECK(inject_every_failure({
-                  .setup = [&] { fresh(2); },
+                  .setup = [&] { fresh(2, 0); },
                   .call = [&] { return acltdtReceiveTensor(channel, received, 0); },
                   .snapshot = state,
                   .teardown = teardown,
+                  .after = delivered,
+              }) > 0);
+    }
+    SECTION("into a dataset that holds a received message") {
+        CHECK(inject_every_failure({
+                  .setup = [&] { fresh(3, 1); },
+                  .call = [&] { return acltdtReceiveTensor(channel, received, 0); },
+                  .snapshot = state,
+                  .teardown = teardown,
+                  .after = delivered,
               }) > 0);
     }
     m.free();

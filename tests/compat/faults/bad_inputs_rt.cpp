@@ -174,6 +174,70 @@ std::vector<Row> memory_rows(World& w) {
     };
 }
 
+// Event reset, the report-callback family, error messages and data type sizes. No row subscribes
+// a stream, so the test thread serves none: aclrtProcessReport answers at once whatever the
+// timeout, and a launch finds no subscriber.
+std::vector<Row> callback_and_misc_rows(World& w) {
+    const aclrtStream stream = w.stream;
+    const aclrtEvent event = w.event;
+    const auto as_stream = [](void* p) { return static_cast<aclrtStream>(p); };
+    const auto block = [](int v) { return static_cast<aclrtCallbackBlockType>(v); };
+    const auto dtype = [](int v) { return static_cast<aclDataType>(v); };
+    constexpr std::uint64_t thread = 12345; // a thread id that subscribed nothing
+    constexpr aclError kNoSub = ACL_ERROR_RT_STREAM_SUBSCRIBE;
+    constexpr aclError kNoThread = ACL_ERROR_RT_THREAD_SUBSCRIBE;
+    return {
+        BAD_INPUT(aclrtResetEvent, "NULL event", kIP, nullptr, stream),
+        BAD_INPUT(aclrtResetEvent, "NULL event, destroyed stream", kIP, nullptr, w.dead_stream),
+        BAD_INPUT(aclrtResetEvent, "destroyed event", kRPI, w.dead_event, stream),
+        BAD_INPUT(aclrtResetEvent, "a stream as the event", kRPI, stream, stream),
+        BAD_INPUT(aclrtResetEvent, "a context as the event", kRPI, w.context, stream),
+        BAD_INPUT(aclrtResetEvent, "destroyed stream", kRPI, event, w.dead_stream),
+        BAD_INPUT(aclrtResetEvent, "an event as the stream", kRPI, event, as_stream(event)),
+        BAD_INPUT(aclrtSubscribeReport, "destroyed stream", kRPI, thread, w.dead_stream),
+        BAD_INPUT(aclrtSubscribeReport, "an event as the stream", kRPI, thread, as_stream(event)),
+        BAD_INPUT(aclrtSubscribeReport, "a context as the stream", kRPI, 0, w.context),
+        BAD_INPUT(aclrtLaunchCallback, "NULL function", kIP, nullptr, &w.host_func_runs,
+                  ACL_CALLBACK_BLOCK, stream),
+        BAD_INPUT(aclrtLaunchCallback, "blockType 2", kIP, never_called, &w.host_func_runs,
+                  block(2), stream),
+        BAD_INPUT(aclrtLaunchCallback, "blockType -1", kIP, never_called, &w.host_func_runs,
+                  block(-1), stream),
+        BAD_INPUT(aclrtLaunchCallback, "blockType INT32_MIN", kIP, never_called, &w.host_func_runs,
+                  block(INT32_MIN), stream),
+        BAD_INPUT(aclrtLaunchCallback, "blockType INT32_MAX, destroyed stream", kIP, never_called,
+                  &w.host_func_runs, block(INT32_MAX), w.dead_stream),
+        BAD_INPUT(aclrtLaunchCallback, "destroyed stream", kRPI, never_called, &w.host_func_runs,
+                  ACL_CALLBACK_NO_BLOCK, w.dead_stream),
+        BAD_INPUT(aclrtLaunchCallback, "an event as the stream", kRPI, never_called,
+                  &w.host_func_runs, ACL_CALLBACK_BLOCK, as_stream(event)),
+        BAD_INPUT(aclrtLaunchCallback, "a stream nobody subscribed", ACL_ERROR_RT_STREAM_NO_CB_REG,
+                  never_called, &w.host_func_runs, ACL_CALLBACK_BLOCK, stream),
+        BAD_INPUT(aclrtLaunchCallback, "the default stream, nobody subscribed",
+                  ACL_ERROR_RT_STREAM_NO_CB_REG, never_called, &w.host_func_runs,
+                  ACL_CALLBACK_NO_BLOCK, nullptr),
+        BAD_INPUT(aclrtProcessReport, "timeout 0", kIP, 0),
+        BAD_INPUT(aclrtProcessReport, "timeout -2", kIP, -2),
+        BAD_INPUT(aclrtProcessReport, "timeout INT32_MIN", kIP, INT32_MIN),
+        BAD_INPUT(aclrtProcessReport, "timeout -1, a thread serving no stream", kNoThread, -1),
+        BAD_INPUT(aclrtProcessReport, "timeout 1, a thread serving no stream", kNoThread, 1),
+        BAD_INPUT(aclrtProcessReport, "timeout INT32_MAX, a thread serving no stream", kNoThread,
+                  INT32_MAX),
+        BAD_INPUT(aclrtUnSubscribeReport, "a stream nobody subscribed", kNoSub, thread, stream),
+        BAD_INPUT(aclrtUnSubscribeReport, "the default stream, nobody subscribed", kNoSub, 0,
+                  nullptr),
+        BAD_INPUT(aclrtUnSubscribeReport, "destroyed stream", kRPI, thread, w.dead_stream),
+        BAD_INPUT(aclrtUnSubscribeReport, "an event as the stream", kRPI, thread, as_stream(event)),
+        NO_BAD_INPUT(aclGetRecentErrMsg, "takes no argument"),
+        BAD_INPUT(aclDataTypeSize, "ACL_DT_UNDEFINED", 0, ACL_DT_UNDEFINED),
+        BAD_INPUT(aclDataTypeSize, "ACL_STRING (variable length)", 0, ACL_STRING),
+        BAD_INPUT(aclDataTypeSize, "9999", 0, dtype(9999)),
+        BAD_INPUT(aclDataTypeSize, "-2", 0, dtype(-2)),
+        BAD_INPUT(aclDataTypeSize, "INT32_MIN", 0, dtype(INT32_MIN)),
+        BAD_INPUT(aclDataTypeSize, "INT32_MAX", 0, dtype(INT32_MAX)),
+    };
+}
+
 std::vector<Row> aclnn_rows(World& w) {
     static const std::int64_t negative[1] = {-1};
     static const std::int64_t overflowing[2] = {INT64_MAX, INT64_MAX};
@@ -232,7 +296,8 @@ std::vector<Row> aclnn_rows(World& w) {
 
 std::vector<Row> runtime_rows(World& w) {
     std::vector<Row> rows;
-    for (auto* part : {device_and_context_rows, stream_and_event_rows, memory_rows, aclnn_rows}) {
+    for (auto* part : {device_and_context_rows, stream_and_event_rows, memory_rows,
+                       callback_and_misc_rows, aclnn_rows}) {
         for (Row& r : part(w)) {
             rows.push_back(std::move(r));
         }
