@@ -1,5 +1,6 @@
-// acltdt* channels (spec/tdt.md §4; CANN's behaviour in tdt_facts.md §2.4–§2.9): check the C
-// arguments, map the handle to its registry channel, map ferry's statuses to CANN's codes.
+// acltdt* channels (docs/cann-contract/tdt.md#the-c-api, and #channel-creation to #destroy):
+// check the C arguments, map the handle to its registry channel, map ferry's statuses to CANN's
+// codes.
 //
 //   send:    full, timed out or stopped        → ACL_ERROR_RT_QUEUE_FULL  (207014)
 //   receive: empty, timed out or stopped+drained → ACL_ERROR_RT_QUEUE_EMPTY (207013)
@@ -72,7 +73,8 @@ acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::si
     }
 }
 
-// CANN's int32 ms (tdt_facts.md §2.9): negative waits forever, 0 never waits, > 0 is a bound.
+// CANN's int32 ms (docs/cann-contract/tdt.md#blocking-timeouts-and-wake-up): negative waits
+// forever, 0 never waits, > 0 is a bound.
 ferry::Timeout timeout_of(std::int32_t ms) noexcept {
     return ms < 0 ? ferry::forever : ferry::Timeout(std::chrono::milliseconds(ms));
 }
@@ -296,7 +298,7 @@ aclError acltdtStopChannel(acltdtChannelHandle* handle) {
     if (!h) {
         return ferry::acl::reject(__func__, "not a live channel handle");
     }
-    h->channel->stop(); // ferry differs: CANN's queue path ignores stop (tdt_facts.md §5.4)
+    h->channel->stop(); // ferry differs: CANN's queue path ignores stop (docs/cann-contract/tdt.md#stop)
     return ACL_SUCCESS;
 }
 
