@@ -298,7 +298,8 @@ aclError acltdtStopChannel(acltdtChannelHandle* handle) {
     if (!h) {
         return ferry::acl::reject(__func__, "not a live channel handle");
     }
-    h->channel->stop(); // ferry differs: CANN's queue path ignores stop (docs/cann-contract/tdt.md#stop)
+    // ferry differs: CANN's queue path ignores stop (docs/cann-contract/tdt.md#stop)
+    h->channel->stop();
     return ACL_SUCCESS;
 }
 
