@@ -24,13 +24,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <fcntl.h>
+#include <ferry/channel/detail/futex.hpp>
 #include <ferry/ipc/detail/process_identity.hpp>
 #include <ferry/ipc/detail/reclaim.hpp>
 #include <ferry/ipc/detail/segment_checks.hpp>
 #include <ferry/ipc/detail/segment_file.hpp>
 #include <ferry/ipc/detail/segment_header.hpp>
 #include <ferry/ipc/detail/segment_name.hpp>
-#include <ferry/ipc/detail/shared_futex.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <limits>

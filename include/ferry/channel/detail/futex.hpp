@@ -31,14 +31,20 @@ inline std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
     return reinterpret_cast<std::uint32_t*>(&word); // NOLINT: layout checked above
 }
 
-// Sleeps while `word == expected`, until woken or `deadline` passes (time_point::max(): no
+// Who may wait and wake on a word. `process`: FUTEX_*_PRIVATE, keyed by this address space (the
+// cheaper kernel path; every in-process channel). `shared`: keyed by the underlying page, so
+// processes that map the same shared memory at different addresses wake each other (ferry/ipc).
+enum class FutexScope : int { process = FUTEX_PRIVATE_FLAG, shared = 0 };
+
+// Sleeps while `*word == expected`, until woken or `deadline` passes (time_point::max(): no
 // deadline). May return early for any reason (a wake, a changed word, a signal): callers loop
 // on their own condition and on the deadline.
-inline void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                             futex_clock::time_point deadline) noexcept {
+inline void futex_wait_until(std::uint32_t* word, std::uint32_t expected,
+                             futex_clock::time_point deadline,
+                             FutexScope scope = FutexScope::process) noexcept {
+    const int flags = static_cast<int>(scope);
     if (deadline == futex_clock::time_point::max()) {
-        ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr,
-                  0);
+        ::syscall(SYS_futex, word, FUTEX_WAIT | flags, expected, nullptr, nullptr, 0);
         return;
     }
     const auto since_epoch = deadline.time_since_epoch();
@@ -47,13 +53,21 @@ inline void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t exp
     timespec absolute{};
     absolute.tv_sec = static_cast<time_t>(secs.count());
     absolute.tv_nsec = static_cast<long>(nanos.count());
-    ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_BITSET_PRIVATE, expected, &absolute,
-              nullptr, FUTEX_BITSET_MATCH_ANY);
+    ::syscall(SYS_futex, word, FUTEX_WAIT_BITSET | flags, expected, &absolute, nullptr,
+              FUTEX_BITSET_MATCH_ANY);
+}
+inline void futex_wait_until(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                             futex_clock::time_point deadline) noexcept {
+    futex_wait_until(futex_address(word), expected, deadline);
 }
 
-// Wakes up to `count` threads sleeping on `word`.
+// Wakes up to `count` threads sleeping on `*word`.
+inline void futex_wake(std::uint32_t* word, int count,
+                       FutexScope scope = FutexScope::process) noexcept {
+    ::syscall(SYS_futex, word, FUTEX_WAKE | static_cast<int>(scope), count, nullptr, nullptr, 0);
+}
 inline void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
-    ::syscall(SYS_futex, futex_address(word), FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
+    futex_wake(futex_address(word), count);
 }
 
 inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ferry/channel/detail/futex.hpp>
 #include <ferry/ipc/detail/process_identity.hpp>
 #include <ferry/ipc/detail/segment_file.hpp>
 #include <ferry/ipc/detail/segment_header.hpp>
-#include <ferry/ipc/detail/shared_futex.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <optional>
@@ -97,8 +97,9 @@ inline std::optional<Error> wait_ready(SegmentHeader& h, const std::string& shm_
                          0};
         }
         // Sliced, so that a creator's death is noticed without waiting for the whole deadline.
-        shared_futex_wait_until(&h.ready, state,
-                                std::min(deadline, now + std::chrono::milliseconds(50)));
+        ferry::detail::futex_wait_until(&h.ready, state,
+                                        std::min(deadline, now + std::chrono::milliseconds(50)),
+                                        ferry::detail::FutexScope::shared);
     }
 }
 

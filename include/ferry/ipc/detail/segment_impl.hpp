@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstddef>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
@@ -114,7 +115,7 @@ inline Expected<Segment> Segment::initialise(std::string name, detail::FileDescr
     }
     std::uint32_t& ready = detail::header_of(*map).ready;
     std::atomic_ref<std::uint32_t>(ready).store(detail::k_ready, std::memory_order_release);
-    detail::shared_futex_wake_all(&ready);
+    ferry::detail::futex_wake(&ready, INT_MAX, ferry::detail::FutexScope::shared);
     return Segment(std::move(name), std::move(*map), 0, first.creator_pid);
 }
 
