@@ -33,6 +33,7 @@ TEST_CASE("Status converts to std::error_code in the ferry category", "[core][st
 
 TEST_CASE("every Status has a name and an unknown code says so", "[core][status]") {
     CHECK(std::string(ferry::name_of(ferry::Status::timed_out)) == "timed out");
+    CHECK(std::string(ferry::name_of(ferry::Status::peer_lost)) == "peer process lost");
     CHECK(std::string(ferry::name_of(static_cast<ferry::Status>(42))) == "unknown status");
     CHECK(ferry::succeeded(ferry::Status::ok));
     CHECK(ferry::failed(ferry::Status::invalid_param));

@@ -62,6 +62,7 @@ enum class Status : std::int32_t {
     // ferry-only outcomes (no CANN equivalent; the C shim maps them, see docs/c-api.md)
     stopped = 900001,
     timed_out = 900002,
+    peer_lost = 900003, // a process sharing the channel or window died (docs/processes.md)
 };
 
 [[nodiscard]] constexpr bool succeeded(Status s) noexcept { return s == Status::ok; }
@@ -114,6 +115,7 @@ enum class Status : std::int32_t {
     case Status::rt_aicpu_internal_error: return "runtime: AI CPU task failed";
     case Status::stopped: return "stopped";
     case Status::timed_out: return "timed out";
+    case Status::peer_lost: return "peer process lost";
     }
     return "unknown status";
 }
