@@ -4,4 +4,5 @@
 #include <ferry/ipc/channel.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
+#include <ferry/ipc/message_channel.hpp>
 #include <ferry/ipc/segment.hpp>
