@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t k_count = 15; // three rounds of the five dataset shapes
+constexpr std::size_t k_count = 10; // two rounds of the five dataset shapes
 
 template <typename Policy>
 const char* policy_name() {
