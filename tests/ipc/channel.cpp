@@ -124,6 +124,23 @@ TEST_CASE("ipc channel: holds exactly its capacity across processes, and drains 
     CHECK(child.wait_exit() == 0);
 }
 
+TEST_CASE("ipc channel: a receive that finds the head claimed in another process waits for its "
+          "publication, even a no-wait receive",
+          "[ipc]") {
+    // Reporting "empty" there would let a later send that already answered ok be overtaken,
+    // and a receive after stop() miss it (docs/channel.md, "A send in flight").
+    const auto name = unique_name("pending");
+    auto channel = ipc_test::SmallShared::create(name);
+    REQUIRE(channel);
+    Child child = helper({"claim-publish", name});
+    REQUIRE(child.read_line() == "claimed");
+    auto r = channel->try_receive(); // parks until the child, seeing it parked, publishes
+    REQUIRE(r);
+    CHECK(r->sequence == 42);
+    CHECK(r->check == ipc_test::checksum(42, 1));
+    CHECK(child.wait_exit() == 0);
+}
+
 TEST_CASE("ipc channel: timeouts are never early, whichever process filled the channel", "[ipc]") {
     const auto name = unique_name("timeouts");
     auto channel = Small::create(name);

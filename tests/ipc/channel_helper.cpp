@@ -11,6 +11,8 @@
 //   die-when-blocked NAME     open Small, wait until a call is parked, print the time, SIGKILL
 //   claim-die NAME WAIT       open SmallShared's ring; WAIT=1: wait until a call is parked;
 //                             claim a cell, print the time, SIGKILL (never publishes)
+//   claim-publish NAME        open SmallShared's ring, claim a cell, print "claimed", wait
+//                             until a call is parked, then write message 42 and publish it
 //   ring-stop-when-blocked NAME   as stop-when-blocked, on the ring directly
 //   lock-hold NAME            open Small, take the segment file's flock, print "ready", hold
 //   create-hold NAME          create Small, print "ready", hold
@@ -19,6 +21,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <string>
 #include <sys/file.h>
@@ -112,11 +115,27 @@ int small_command(const std::string& command, const std::string& name) {
 }
 
 int ring_command(const std::string& command, const std::string& name, const std::string& arg) {
-    auto raw = command == "claim-die" ? open_raw<SmallShared>(name) : open_raw<Small>(name);
+    const bool shared = command != "ring-stop-when-blocked";
+    auto raw = shared ? open_raw<SmallShared>(name) : open_raw<Small>(name);
     if (!raw) {
         return report(raw.error());
     }
     auto& ring = *raw->ring;
+    ferry::ipc::detail::SharedRing::Claim claim;
+    const auto forever = std::chrono::steady_clock::time_point::max();
+    if (command == "claim-publish") {
+        if (ring.claim(claim, forever, false, nullptr) != Status::ok) {
+            return 4;
+        }
+        say("claimed");
+        if (!wait_parked([&] { return ring.blocked(); })) {
+            return 4;
+        }
+        const Message m = make_message(42, 1);
+        std::memcpy(claim.cell, &m, sizeof m);
+        ring.publish(claim);
+        return 0;
+    }
     if ((command != "claim-die" || arg == "1") && !wait_parked([&] { return ring.blocked(); })) {
         return 4;
     }
@@ -125,9 +144,7 @@ int ring_command(const std::string& command, const std::string& name, const std:
         ring.stop();
         return 0;
     }
-    ferry::ipc::detail::SharedRing::Claim claim;
-    if (ring.claim(claim, std::chrono::steady_clock::time_point::max(), false, nullptr) !=
-        Status::ok) {
+    if (ring.claim(claim, forever, false, nullptr) != Status::ok) {
         return 4;
     }
     say(std::to_string(now_ns()));
@@ -158,7 +175,8 @@ int main(int argc, char** argv) {
         hold();
         return 0;
     }
-    if (command == "claim-die" || command == "ring-stop-when-blocked") {
+    if (command == "claim-die" || command == "claim-publish" ||
+        command == "ring-stop-when-blocked") {
         return ring_command(command, name, argc > 3 ? argv[3] : "");
     }
     return small_command(command, name);
