@@ -22,7 +22,7 @@ namespace {
 
 constexpr auto k_bound = 10s; // what "would hang" is cut off at
 
-// 10^6 by default; sanitizer builds set FERRY_IPC_MESSAGES lower (tests/ipc/meson.build).
+// 10^6; FERRY_IPC_MESSAGES overrides it by hand (tests/ipc/meson.build).
 std::uint64_t message_count() {
     const char* text = std::getenv("FERRY_IPC_MESSAGES");
     return text != nullptr ? std::strtoull(text, nullptr, 10) : 1000000;

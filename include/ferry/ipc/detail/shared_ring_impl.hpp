@@ -6,8 +6,7 @@
 namespace ferry::ipc::detail {
 
 inline SharedRing* SharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
-                                      std::size_t cell_bytes, RingPolicy policy,
-                                      std::string* why) noexcept {
+                                      std::size_t cell_bytes, RingPolicy policy, std::string* why) {
     auto fail = [why](const char* text) -> SharedRing* {
         if (why != nullptr) {
             *why = text;
