@@ -223,3 +223,8 @@ TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shar
     CHECK(ms_since(child.read_line()) < 1000);
     CHECK(child.wait_exit() == 0);
 }
+
+TEST_CASE("ipc channel: no channel of this run is left in /dev/shm after every process closed",
+          "[ipc]") {
+    CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
+}
