@@ -108,7 +108,7 @@ public:
     // is not initialised yet (its creator is still constructing it: poll again).
     [[nodiscard]] static SharedRing* attach(std::span<std::byte> memory, std::size_t capacity,
                                             std::size_t cell_bytes, RingPolicy policy,
-                                            std::string* why) noexcept;
+                                            std::string* why);
 
     SharedRing(const SharedRing&) = delete;
     SharedRing& operator=(const SharedRing&) = delete;
