@@ -289,9 +289,11 @@ TEST_CASE("stop from this process wakes a receiver blocked in another; drain aft
         REQUIRE(ch);
         auto receiver = start(channel_args<ferry::spsc>("receive-until-stopped", name, 4, 1024));
         REQUIRE(receiver->read_line() == "ready");
-        while (ch->blocked() == 0) { // observable state: the child is parked in its receive
-            std::this_thread::sleep_for(1ms);
+        const auto give_up = Clock::now() + 20s;
+        while (ch->blocked() == 0 && Clock::now() < give_up) { // the child parked in its receive
+            std::this_thread::sleep_for(1ms);                  // polls observable state
         }
+        REQUIRE(ch->blocked() == 1);
         ch->stop();
         CHECK(receiver->read_line() == std::to_string(static_cast<int>(Status::stopped)));
         REQUIRE(receiver->wait_exit() == 0);
