@@ -286,7 +286,6 @@ private:
     alignas(k_ring_line) std::uint32_t items_word_ = 0; // receivers park here
     alignas(k_ring_line) std::uint32_t slots_word_ = 0; // senders park here
     alignas(k_ring_line) std::uint32_t blocked_ = 0;
-    std::uint32_t reserved_ = 0;
     std::int64_t next_watch_ns_ = 0; // steady-clock time of the next no-wait peer check
 };
 
