@@ -1,0 +1,40 @@
+#pragma once
+// What the ipc benchmarks exchange, and how a timed run is recorded in Google Benchmark.
+
+#include "harness.hpp"
+
+#include <array>
+#include <benchmark/benchmark.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ferry::bench {
+
+// The 64-byte message of the round-trip benchmarks; its first 8 bytes carry a sequence number.
+using Message = std::array<std::byte, 64>;
+
+inline Message message_of(std::uint64_t i) noexcept {
+    Message m{};
+    std::memcpy(m.data(), &i, sizeof i);
+    return m;
+}
+
+inline std::uint64_t value_of(const Message& m) noexcept {
+    std::uint64_t i = 0;
+    std::memcpy(&i, m.data(), sizeof i);
+    return i;
+}
+
+// Records a timed run as the iteration's manual time; a void run becomes SkipWithError (the
+// plot script refuses a file holding one), and the caller stops iterating.
+inline bool record(benchmark::State& state, const Timed& timed) {
+    if (!timed.error.empty()) {
+        state.SkipWithError(timed.error.c_str());
+        return false;
+    }
+    state.SetIterationTime(timed.seconds);
+    return true;
+}
+
+} // namespace ferry::bench
