@@ -19,6 +19,10 @@
 //   reclaims it.
 // - unlink: removes the name; processes that have the segment mapped keep using it.
 // - Not inherited across fork: a forked child's copy of a Segment unmaps without deregistering.
+// - lost_participant: a registered participant whose process died without closing (what a
+//   ferry::ipc::Channel waiter watches for). close_and_remove_if_last: close, and unlink the name
+//   when no live participant is left (dead registrations do not count); an open racing with it
+//   either keeps the segment or fails, never attaches to a removed name.
 
 #include <chrono>
 #include <cstddef>
@@ -34,6 +38,7 @@
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,7 +70,7 @@ public:
     Segment(Segment&& other) noexcept
         : name_(std::move(other.name_)), map_(std::move(other.map_)),
           payload_(std::exchange(other.payload_, {})), slot_(other.slot_),
-          pid_(std::exchange(other.pid_, 0)) {}
+          pid_(std::exchange(other.pid_, 0)), file_(other.file_) {}
     Segment& operator=(Segment&& other) noexcept {
         if (this != &other) {
             close();
@@ -74,6 +79,7 @@ public:
             payload_ = std::exchange(other.payload_, {});
             slot_ = other.slot_;
             pid_ = std::exchange(other.pid_, 0);
+            file_ = other.file_;
         }
         return *this;
     }
@@ -91,6 +97,29 @@ public:
         pid_ = 0;
     }
 
+    // Closes; then, if no live process is registered any more, removes the name (under the
+    // unlink lock, and only if the name still refers to this segment's file). ok: closed, and
+    // removed or left to the live participants. An error (the lock stayed taken for `wait`)
+    // still closes.
+    Expected<void> close_and_remove_if_last(std::chrono::milliseconds wait = k_default_wait);
+
+    // The pid of a participant registered in this segment (not this process) whose process is
+    // gone, or a zombie, or a reused pid; nullopt when every registered one is alive or closed.
+    // Reads /proc once per registered participant.
+    [[nodiscard]] std::optional<std::int32_t> lost_participant() const noexcept {
+        if (!is_open()) {
+            return std::nullopt;
+        }
+        const auto self = static_cast<std::int32_t>(::getpid());
+        for (auto& slot : header().participants) {
+            const auto p = detail::read_slot(slot);
+            if (p.pid != 0 && p.pid != self && !detail::is_alive(p.pid, p.start_time)) {
+                return p.pid;
+            }
+        }
+        return std::nullopt;
+    }
+
     [[nodiscard]] bool is_open() const noexcept { return map_.data() != nullptr; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     // Empty after close.
@@ -100,12 +129,13 @@ public:
     }
 
 private:
-    Segment(std::string name, detail::Mapping map, std::size_t slot, std::int32_t pid) noexcept
+    Segment(std::string name, detail::Mapping map, std::size_t slot, std::int32_t pid,
+            detail::FileId file) noexcept
         : name_(std::move(name)), map_(std::move(map)),
           // Fixed here, from a header checked by open: a peer that later scribbles over the
           // header cannot move the span.
           payload_(map_.data() + header().payload_offset, header().payload_bytes), slot_(slot),
-          pid_(pid) {}
+          pid_(pid), file_(file) {}
 
     [[nodiscard]] detail::SegmentHeader& header() const noexcept {
         return *reinterpret_cast<detail::SegmentHeader*>(map_.data());
@@ -121,6 +151,7 @@ private:
     std::span<std::byte> payload_;
     std::size_t slot_ = 0;
     std::int32_t pid_ = 0; // the registered process; 0 when closed
+    detail::FileId file_;  // the file mapped, to tell it from a later segment of the same name
 };
 
 } // namespace ferry::ipc

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <ferry/ipc/error.hpp>
@@ -162,6 +163,26 @@ inline std::optional<Error> lock_for_unlink(int fd, const std::string& shm_name,
                      0};
     }
     return system_error(Status::failure, "flock " + shm_name, error_number);
+}
+
+// Which file a descriptor refers to (device and inode).
+struct FileId {
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    friend bool operator==(const FileId&, const FileId&) = default;
+};
+inline FileId file_id(int fd) noexcept {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return {};
+    }
+    return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+// Takes a shared flock on `fd`, polling until `deadline` (a process removing the segment holds
+// it exclusively for a moment). The kernel drops a lock whose holder dies.
+inline bool lock_shared(int fd, Clock::time_point deadline) {
+    return poll_until(deadline, [fd] { return ::flock(fd, LOCK_SH | LOCK_NB) == 0; });
 }
 
 // Whether `shm_name` still names the file open as `fd` (not unlinked and re-created since).

@@ -116,7 +116,8 @@ inline Expected<Segment> Segment::initialise(std::string name, detail::FileDescr
     std::uint32_t& ready = detail::header_of(*map).ready;
     std::atomic_ref<std::uint32_t>(ready).store(detail::k_ready, std::memory_order_release);
     ferry::detail::futex_wake(&ready, INT_MAX, ferry::detail::FutexScope::shared);
-    return Segment(std::move(name), std::move(*map), 0, first.creator_pid);
+    return Segment(std::move(name), std::move(*map), 0, first.creator_pid,
+                   detail::file_id(fd.get()));
 }
 
 inline Expected<Segment> Segment::create(std::string_view name, std::size_t payload_bytes,
@@ -206,7 +207,45 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
                          " live participants",
                      0};
     }
-    return Segment(std::move(name), std::move(*map), *slot, caller->self.pid);
+    // A process removing the name (close_and_remove_if_last) judges "no live participant" and
+    // unlinks under an exclusive lock: registered first and then locked, this open is either
+    // seen live by that judgement, or sees the name gone here and gives up.
+    const bool locked = detail::lock_shared(fd, deadline);
+    if (!locked || !detail::still_named(fd, shm)) {
+        detail::deregister_participant(detail::header_of(*map), *slot, caller->self.pid);
+        return locked ? Error{Status::invalid_file, "ipc: " + shm + " was removed while opening", 0}
+                      : Error{Status::timed_out,
+                              "ipc: " + shm + " stayed locked by another process", 0};
+    }
+    ::flock(fd, LOCK_UN);
+    return Segment(std::move(name), std::move(*map), *slot, caller->self.pid, detail::file_id(fd));
+}
+
+inline Expected<void> Segment::close_and_remove_if_last(std::chrono::milliseconds wait) {
+    if (!is_open() || pid_ != static_cast<std::int32_t>(::getpid())) {
+        close();
+        return {};
+    }
+    const std::string shm = detail::shm_name(name_);
+    auto fd = detail::open_existing(shm);
+    if (!fd || detail::file_id(fd->get()) != file_) {
+        close(); // the name is gone, or names a newer segment: not ours to remove
+        return {};
+    }
+    if (auto e = detail::lock_for_unlink(fd->get(), shm, detail::Clock::now() + wait)) {
+        close();
+        return *e;
+    }
+    detail::deregister_participant(header(), slot_, pid_);
+    pid_ = 0; // deregistered: close() must not do it again
+    const auto boot = detail::read_boot_id();
+    const bool last = boot && !detail::live_participant(header(), *boot);
+    close();
+    if (last && detail::still_named(fd->get(), shm) && ::shm_unlink(shm.c_str()) != 0 &&
+        errno != ENOENT) {
+        return detail::system_error(Status::failure, "shm_unlink " + shm, errno);
+    }
+    return {};
 }
 
 inline Expected<Segment> Segment::open(std::string_view name, const LayoutTag& tag,

@@ -1,0 +1,299 @@
+#pragma once
+// ferry::ipc::detail::SharedRing — a bounded ring of raw byte cells that lives INSIDE shared
+// memory, the transport of ferry::ipc::Channel (docs/processes.md, Channels).
+//
+// The object is standard layout and stores no pointers: the creator placement-constructs it at
+// the start of a segment's payload (create), every other process checks the geometry and policy
+// and uses it where its own mapping put it (attach). The cells follow the object.
+//
+// In-place API (any process that attached; `peers` is the Segment whose participants a waiting
+// call watches, nullptr for none; `deadline` is on the steady clock, time_point::max() = none):
+//
+//   struct Claim { std::uint64_t position; std::byte* cell; };   // cell: cell_bytes() bytes
+//
+//   Status claim(Claim& c, time_point deadline, bool may_wait, const Segment* peers);
+//       Reserves the next cell for writing, waiting while the ring is full. ok: fill c.cell, then
+//       publish(c) — a claim is never abandoned. full (!may_wait, or the deadline was already
+//       past), timed_out, stopped, peer_lost.
+//   void publish(const Claim& c);      // the cell becomes visible to receivers; wakes them
+//   Status acquire(Claim& c, time_point deadline, bool may_wait, const Segment* peers);
+//       Takes the oldest published cell to read in place, waiting while the ring is empty. ok:
+//       read c.cell, then release(c). empty (!may_wait, or a deadline already past), timed_out,
+//       stopped (only once drained), peer_lost. A head cell claimed but not yet published is
+//       waited for whatever the timeout (parked, watching the peers), never reported empty.
+//   void release(const Claim& c);      // frees the cell for senders; wakes them
+//
+//   stop() / stopped()       sticky; wakes every waiter in every process; then claim answers
+//                            stopped, acquire drains and then answers stopped.
+//   mark_lost() / lost()     sticky; every waiting and later call answers peer_lost.
+//   size()                   published-or-claimed cells not yet acquired; exact when quiet.
+//   clear(peers)             acquires and releases up to capacity() cells; returns how many.
+//   blocked()                calls (of all processes) parked in claim / acquire.
+//
+// Algorithm: Vyukov's bounded queue with a sequence number ("turn") per cell, as
+// channel/detail/mpmc_ring.hpp, for both policies (spsc is the same code; the policy is recorded
+// so that an spsc Channel cannot attach to an mpmc ring or the reverse). A cell acquired and not
+// yet released still occupies the ring: capacity() cells are never exceeded.
+//
+// Waiting: a blocked call spins briefly, then parks on a futex word in the ring with
+// FutexScope::shared (a private futex is keyed by the address space and would never see a wake
+// from another process). Announcing and notifying use the symmetric protocol of
+// channel/detail/event_count.hpp — RMWs on the word, never membarrier, which orders the threads
+// of one process only. Parks are sliced (k_watch_slice): after each slice the waiter asks
+// `peers` for a registered participant that died; one makes the ring lost. The non-blocking
+// path makes no system call: stopped and lost are one load each; a no-wait call that fails
+// (full / empty) watches the peers at most once per k_watch_slice across all processes.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <ferry/channel/detail/futex.hpp>
+#include <ferry/core/cpu_relax.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/ipc/segment.hpp>
+#include <new>
+#include <span>
+#include <string>
+#include <type_traits>
+
+namespace ferry::ipc::detail {
+
+enum class RingPolicy : std::uint32_t { spsc = 1, mpmc = 2 };
+
+inline constexpr std::uint64_t k_ring_magic = 0x474e495259525245ULL; // "ERRYRING"
+inline constexpr std::uint32_t k_ring_format = 1;                    // bump on layout changes
+inline constexpr std::uint32_t k_ring_min_capacity = 2;
+inline constexpr std::uint32_t k_ring_max_capacity = 8192;
+inline constexpr std::size_t k_ring_max_cell_bytes = std::size_t{1} << 30;
+inline constexpr std::size_t k_ring_line = 64;
+// How long a parked call sleeps before it looks at the peers again; a death is seen within
+// about one slice plus the /proc reads.
+inline constexpr std::chrono::milliseconds k_watch_slice{20};
+
+class SharedRing {
+public:
+    using clock = std::chrono::steady_clock;
+    struct Claim {
+        std::uint64_t position = 0;
+        std::byte* cell = nullptr;
+    };
+
+    // Bytes the ring needs for this geometry (the object and its cells); 0 when invalid.
+    [[nodiscard]] static std::size_t bytes_for(std::size_t capacity,
+                                               std::size_t cell_bytes) noexcept {
+        if (!valid(capacity, cell_bytes)) {
+            return 0;
+        }
+        return sizeof(SharedRing) + capacity * stride_for(cell_bytes);
+    }
+
+    // Constructs a ring at the start of `memory` (zeroed or not); nullptr when the geometry is
+    // invalid or `memory` is too small or misaligned. Ready for attach once this returns.
+    [[nodiscard]] static SharedRing* create(std::span<std::byte> memory, std::size_t capacity,
+                                            std::size_t cell_bytes, RingPolicy policy) noexcept {
+        const std::size_t need = bytes_for(capacity, cell_bytes);
+        if (need == 0 || memory.size() < need || !aligned(memory.data())) {
+            return nullptr;
+        }
+        auto* ring = ::new (memory.data()) SharedRing(capacity, cell_bytes, policy);
+        std::atomic_ref<std::uint32_t>(ring->ready_).store(1, std::memory_order_release);
+        return ring;
+    }
+
+    // The ring at the start of `memory` if it is ready and has exactly this geometry and
+    // policy. Otherwise nullptr, and `why` says what differs — or is left empty when the ring
+    // is not initialised yet (its creator is still constructing it: poll again).
+    [[nodiscard]] static SharedRing* attach(std::span<std::byte> memory, std::size_t capacity,
+                                            std::size_t cell_bytes, RingPolicy policy,
+                                            std::string* why) noexcept;
+
+    SharedRing(const SharedRing&) = delete;
+    SharedRing& operator=(const SharedRing&) = delete;
+
+    // ---- in place ----------------------------------------------------------------------------
+    Status claim(Claim& c, clock::time_point deadline, bool may_wait,
+                 const Segment* peers) noexcept {
+        Outcome first = attempt_claim(c);
+        if (settled(first, Status::full, may_wait) || past(deadline)) {
+            return after_fast_failure(first.status, peers);
+        }
+        return wait(slots_word_, deadline, may_wait, Status::full, peers,
+                    [this, &c] { return attempt_claim(c); });
+    }
+
+    void publish(const Claim& c) noexcept {
+        turn(c.position).store(c.position + 1, std::memory_order_release);
+        notify(items_word_);
+    }
+
+    Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
+                   const Segment* peers) noexcept {
+        Outcome first = attempt_acquire(c);
+        if (settled(first, Status::empty, may_wait) || (!first.pending && past(deadline))) {
+            return after_fast_failure(first.status, peers);
+        }
+        return wait(items_word_, deadline, may_wait, Status::empty, peers,
+                    [this, &c] { return attempt_acquire(c); });
+    }
+
+    void release(const Claim& c) noexcept {
+        turn(c.position).store(c.position + capacity_, std::memory_order_release);
+        notify(slots_word_);
+    }
+
+    // ---- state -------------------------------------------------------------------------------
+    void stop() noexcept { raise(stopped_); }
+    [[nodiscard]] bool stopped() const noexcept { return load_flag(stopped_); }
+    void mark_lost() noexcept { raise(lost_); }
+    [[nodiscard]] bool lost() const noexcept { return load_flag(lost_); }
+
+    [[nodiscard]] std::size_t size() const noexcept {
+        const std::uint64_t head = ref(head_).load(std::memory_order_acquire);
+        const std::uint64_t tail = ref(tail_).load(std::memory_order_acquire);
+        return tail <= head
+                   ? 0
+                   : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity_));
+    }
+
+    // Drops up to capacity() queued cells (bounded, so refilling senders cannot keep it
+    // running); waits for a claimed head to be published. Returns how many were dropped.
+    std::size_t clear(const Segment* peers) noexcept {
+        std::size_t dropped = 0;
+        Claim c;
+        while (dropped < capacity_ &&
+               acquire(c, clock::time_point::max(), false, peers) == Status::ok) {
+            release(c);
+            ++dropped;
+        }
+        return dropped;
+    }
+
+    [[nodiscard]] std::size_t blocked() const noexcept {
+        return ref(const_cast<std::uint32_t&>(blocked_)).load(std::memory_order_acquire);
+    }
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    [[nodiscard]] std::size_t cell_bytes() const noexcept { return cell_bytes_; }
+    [[nodiscard]] RingPolicy policy() const noexcept { return policy_; }
+
+    // Asks `peers` whether a registered participant died; one marks the ring lost. True when
+    // the ring is lost (now or before).
+    bool watch(const Segment* peers) noexcept {
+        if (!lost() && peers != nullptr && peers->lost_participant()) {
+            mark_lost();
+        }
+        return lost();
+    }
+
+private:
+    // A cell's turn, then its bytes on their own cache line.
+    static constexpr std::size_t k_cell_header = k_ring_line;
+
+    struct Outcome {
+        Status status;
+        bool pending = false; // the head is claimed but unpublished: wait for it
+    };
+
+    SharedRing(std::size_t capacity, std::size_t cell_bytes, RingPolicy policy) noexcept
+        : magic_(k_ring_magic), format_(k_ring_format), policy_(policy),
+          capacity_(static_cast<std::uint32_t>(capacity)),
+          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)) {
+        for (std::size_t i = 0; i < capacity; ++i) {
+            turn(i).store(i, std::memory_order_relaxed);
+        }
+    }
+
+    static bool valid(std::size_t capacity, std::size_t cell_bytes) noexcept {
+        return capacity >= k_ring_min_capacity && capacity <= k_ring_max_capacity &&
+               cell_bytes >= 1 && cell_bytes <= k_ring_max_cell_bytes;
+    }
+    static std::size_t stride_for(std::size_t cell_bytes) noexcept {
+        return k_cell_header + (cell_bytes + k_ring_line - 1) / k_ring_line * k_ring_line;
+    }
+    static bool aligned(const void* p) noexcept {
+        return reinterpret_cast<std::uintptr_t>(p) % k_ring_line == 0;
+    }
+    static bool past(clock::time_point deadline) noexcept {
+        return deadline != clock::time_point::max() && deadline <= clock::now();
+    }
+    // Done waiting: an answer that is not "busy", or busy without leave to wait. A pending head
+    // is never done.
+    static bool settled(const Outcome& o, Status busy, bool may_wait) noexcept {
+        return !o.pending && (o.status != busy || !may_wait);
+    }
+
+    template <typename W>
+    static std::atomic_ref<W> ref(W& word) noexcept {
+        return std::atomic_ref<W>(word);
+    }
+    static bool load_flag(const std::uint32_t& flag) noexcept {
+        // atomic_ref needs a non-const object; the load does not write.
+        return ref(const_cast<std::uint32_t&>(flag)).load(std::memory_order_acquire) != 0;
+    }
+
+    std::byte* cell_at(std::uint64_t position) noexcept {
+        return reinterpret_cast<std::byte*>(this) + sizeof(SharedRing) +
+               static_cast<std::size_t>(position % capacity_) * stride_;
+    }
+    std::atomic_ref<std::uint64_t> turn(std::uint64_t position) noexcept {
+        return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(cell_at(position)));
+    }
+
+    Outcome attempt_claim(Claim& c) noexcept;
+    Outcome attempt_acquire(Claim& c) noexcept;
+    bool try_acquire(Claim& c, bool& pending) noexcept;
+    Status after_fast_failure(Status status, const Segment* peers) noexcept;
+    template <typename Attempt>
+    Status wait(std::uint32_t& event, clock::time_point deadline, bool may_wait, Status busy,
+                const Segment* peers, Attempt attempt) noexcept;
+
+    // Event words (channel/detail/event_count.hpp, symmetric mode): (epoch << 1) | sleepers.
+    static std::uint32_t prepare_wait(std::uint32_t& event) noexcept {
+        return ref(event).fetch_or(1, std::memory_order_acq_rel) | 1;
+    }
+    static void notify(std::uint32_t& event) noexcept {
+        auto word = ref(event);
+        // fetch_add(0), not a load: the RMW is what orders this notifier against prepare_wait.
+        std::uint32_t seen = word.fetch_add(0, std::memory_order_acq_rel);
+        while ((seen & 1) != 0) {
+            if (word.compare_exchange_weak(seen, seen + 1, std::memory_order_acq_rel)) {
+                ferry::detail::futex_wake(&event, INT_MAX, ferry::detail::FutexScope::shared);
+                return;
+            }
+        }
+    }
+    void raise(std::uint32_t& flag) noexcept {
+        ref(flag).store(1, std::memory_order_seq_cst);
+        notify(items_word_);
+        notify(slots_word_);
+    }
+
+    // Line 0: geometry, written once by the creator. Each word other processes change lives on
+    // its own line. Accessed through std::atomic_ref only, except the constants.
+    alignas(k_ring_line) std::uint64_t magic_;
+    std::uint32_t format_;
+    RingPolicy policy_;
+    std::uint32_t capacity_;
+    std::uint32_t cell_bytes_;
+    std::uint64_t stride_;
+    std::uint32_t ready_ = 0;
+    alignas(k_ring_line) std::uint64_t tail_ = 0; // next position to claim
+    alignas(k_ring_line) std::uint64_t head_ = 0; // next position to acquire
+    alignas(k_ring_line) std::uint32_t stopped_ = 0;
+    std::uint32_t lost_ = 0;
+    alignas(k_ring_line) std::uint32_t items_word_ = 0; // receivers park here
+    alignas(k_ring_line) std::uint32_t slots_word_ = 0; // senders park here
+    alignas(k_ring_line) std::uint32_t blocked_ = 0;
+    std::uint32_t reserved_ = 0;
+    std::int64_t next_watch_ns_ = 0; // steady-clock time of the next no-wait peer check
+};
+
+static_assert(std::is_standard_layout_v<SharedRing>);
+static_assert(sizeof(SharedRing) % k_ring_line == 0);
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
+
+} // namespace ferry::ipc::detail
+
+#include <ferry/ipc/detail/shared_ring_impl.hpp>

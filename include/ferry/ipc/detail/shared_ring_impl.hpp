@@ -1,0 +1,170 @@
+#pragma once
+// SharedRing's out-of-line parts (declared in ferry/ipc/detail/shared_ring.hpp).
+
+#include <ferry/ipc/detail/shared_ring.hpp>
+
+namespace ferry::ipc::detail {
+
+inline SharedRing* SharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
+                                      std::size_t cell_bytes, RingPolicy policy,
+                                      std::string* why) noexcept {
+    auto fail = [why](const char* text) -> SharedRing* {
+        if (why != nullptr) {
+            *why = text;
+        }
+        return nullptr;
+    };
+    if (memory.size() < sizeof(SharedRing) || !aligned(memory.data())) {
+        return fail("the segment is too small for a ring");
+    }
+    auto* ring = std::launder(reinterpret_cast<SharedRing*>(memory.data()));
+    if (std::atomic_ref<std::uint32_t>(ring->ready_).load(std::memory_order_acquire) != 1) {
+        return nullptr; // not constructed yet
+    }
+    if (ring->magic_ != k_ring_magic || ring->format_ != k_ring_format) {
+        return fail("the segment does not hold a ring of this format");
+    }
+    if (ring->policy_ != policy) {
+        return fail("the ring has another policy (spsc / mpmc)");
+    }
+    if (ring->capacity_ != capacity || ring->cell_bytes_ != cell_bytes ||
+        ring->stride_ != stride_for(cell_bytes) ||
+        memory.size() < bytes_for(capacity, cell_bytes)) {
+        return fail("the ring has another capacity or cell size");
+    }
+    return ring;
+}
+
+inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
+    if (lost()) {
+        return {Status::peer_lost};
+    }
+    if (stopped()) {
+        return {Status::stopped};
+    }
+    auto tail = ref(tail_);
+    std::uint64_t pos = tail.load(std::memory_order_relaxed);
+    for (;;) {
+        const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
+        if (t == pos) {
+            if (tail.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+                c = Claim{pos, cell_at(pos) + k_cell_header};
+                return {Status::ok};
+            }
+        } else if (t < pos) {
+            return {Status::full}; // the cell is still queued (or loaned) from one lap ago
+        } else {
+            pos = tail.load(std::memory_order_relaxed);
+        }
+    }
+}
+
+// Vyukov's pop, split: the cell is handed out, and release() gives it back. `pending`: the head
+// position is claimed but not published (a tail beyond it, loaded after its turn, says so).
+inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
+    auto head = ref(head_);
+    std::uint64_t pos = head.load(std::memory_order_relaxed);
+    for (;;) {
+        const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
+        if (t == pos + 1) {
+            if (head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+                c = Claim{pos, cell_at(pos) + k_cell_header};
+                return true;
+            }
+        } else if (t < pos + 1) {
+            pending = ref(tail_).load(std::memory_order_relaxed) > pos;
+            return false;
+        } else {
+            pos = head.load(std::memory_order_relaxed);
+        }
+    }
+}
+
+inline SharedRing::Outcome SharedRing::attempt_acquire(Claim& c) noexcept {
+    if (lost()) {
+        return {Status::peer_lost};
+    }
+    bool pending = false;
+    if (try_acquire(c, pending)) {
+        return {Status::ok};
+    }
+    if (pending) {
+        return {Status::empty, true};
+    }
+    if (!stopped()) {
+        return {Status::empty};
+    }
+    // Stopped: drain. Once more, so a cell published before stop() but after the first try is
+    // still delivered.
+    if (try_acquire(c, pending)) {
+        return {Status::ok};
+    }
+    return pending ? Outcome{Status::empty, true} : Outcome{Status::stopped};
+}
+
+// A no-wait call that found the ring full / empty: the one place a non-blocking caller learns
+// of a dead peer. Rate-limited across processes by a shared timestamp, so a polling loop pays
+// for the /proc reads once per k_watch_slice, not per call.
+inline Status SharedRing::after_fast_failure(Status status, const Segment* peers) noexcept {
+    if ((status != Status::full && status != Status::empty) || peers == nullptr) {
+        return status;
+    }
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch())
+            .count();
+    auto next = ref(next_watch_ns_);
+    std::int64_t due = next.load(std::memory_order_relaxed);
+    if (now >= due &&
+        next.compare_exchange_strong(due, now + std::chrono::nanoseconds(k_watch_slice).count(),
+                                     std::memory_order_relaxed)) {
+        return watch(peers) ? Status::peer_lost : status;
+    }
+    return status;
+}
+
+// Spin, then park in slices on `event` until attempt() settles (see settled), the deadline
+// passes (not while the head is pending), or a peer is found dead. attempt() runs after every
+// wake-up before the deadline is looked at, so a wake is never dropped by a waiter timing out.
+template <typename Attempt>
+Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool may_wait,
+                        Status busy, const Segment* peers, Attempt attempt) noexcept {
+    constexpr unsigned k_spins = 256;
+    for (unsigned i = 0; i < k_spins; ++i) {
+        ferry::detail::cpu_relax();
+        if (const Outcome o = attempt(); settled(o, busy, may_wait)) {
+            return o.status;
+        }
+    }
+    struct Counted { // the decrement is this call's last access to the ring
+        std::uint32_t& count;
+        explicit Counted(std::uint32_t& c) noexcept : count(c) {
+            ref(count).fetch_add(1, std::memory_order_acq_rel);
+        }
+        ~Counted() { ref(count).fetch_sub(1, std::memory_order_acq_rel); }
+        Counted(const Counted&) = delete;
+        Counted& operator=(const Counted&) = delete;
+    } counted(blocked_);
+    const bool bounded = deadline != clock::time_point::max();
+    auto next_watch = clock::now() + k_watch_slice;
+    for (;;) {
+        const std::uint32_t key = prepare_wait(event);
+        const Outcome o = attempt();
+        if (settled(o, busy, may_wait)) {
+            return o.status;
+        }
+        const auto now = clock::now();
+        if (!o.pending && bounded && now >= deadline) {
+            return Status::timed_out;
+        }
+        if (now >= next_watch) {
+            if (watch(peers)) {
+                return Status::peer_lost;
+            }
+            next_watch = now + k_watch_slice;
+        }
+        const auto wake_at = o.pending ? next_watch : std::min(deadline, next_watch);
+        ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
+    }
+}
+
+} // namespace ferry::ipc::detail
