@@ -8,6 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
 
 namespace ferry::bench {
 
@@ -35,6 +38,18 @@ inline bool record(benchmark::State& state, const Timed& timed) {
     }
     state.SetIterationTime(timed.seconds);
     return true;
+}
+
+// The peer's own handle on a channel this process created, opened by name as an unrelated
+// process would; shared so that the callable holding it can be copied. Throws when the open
+// fails (the peer then exits with status 2 before reporting ready, which voids the run).
+template <typename Channel>
+std::shared_ptr<Channel> open_channel(const std::string& name) {
+    auto opened = Channel::open(name);
+    if (!opened) {
+        throw std::runtime_error(opened.error().message);
+    }
+    return std::make_shared<Channel>(std::move(*opened));
 }
 
 } // namespace ferry::bench

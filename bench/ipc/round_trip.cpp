@@ -3,6 +3,8 @@
 //   roundtrip/socketpair/64B  AF_UNIX SOCK_STREAM socketpair, blocking write + read each way
 //   roundtrip/posix_mq/64B    two POSIX message queues (mq_open), blocking mq_send + mq_receive
 //   roundtrip/boost_mq/64B    two boost::interprocess::message_queue, blocking send + receive
+//   roundtrip/ferry/64B       two ferry::ipc::Channel<Message, 8>, blocking send + receive
+// Transports with names (boost, ferry) are created by name here and opened by name in the peer.
 // Each message carries its sequence number; the parent checks every echo, so a lost or mixed-up
 // message voids the run (SkipWithError, which tools/bench_ipc_plot.py refuses).
 #include "messages.hpp"
@@ -12,6 +14,7 @@
 #include <boost/interprocess/ipc/message_queue.hpp>
 #include <cerrno>
 #include <fcntl.h>
+#include <ferry/ipc/channel.hpp>
 #include <memory>
 #include <mqueue.h>
 #include <optional>
@@ -22,6 +25,7 @@ namespace {
 using ferry::bench::Message;
 using ferry::bench::message_of;
 using ferry::bench::object_name;
+using ferry::bench::open_channel;
 using ferry::bench::record;
 using ferry::bench::round_trip_across;
 using ferry::bench::value_of;
@@ -201,12 +205,48 @@ void roundtrip_boost_mq(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
 }
 
+using RoundTripChannel = ferry::ipc::Channel<Message, k_queue_depth>;
+
+void roundtrip_ferry(benchmark::State& state) {
+    for (auto _ : state) {
+        const std::string there_name = object_name("rt");
+        const std::string back_name = object_name("rt");
+        auto there = RoundTripChannel::create(there_name);
+        auto back = RoundTripChannel::create(back_name);
+        if (!there || !back) {
+            state.SkipWithError((there ? back : there).error().message.c_str());
+            break;
+        }
+        const auto timed = round_trip_across(
+            k_round_trips,
+            [&](std::uint64_t i) {
+                if (there->send(message_of(i)) != ferry::Status::ok) {
+                    return false;
+                }
+                const auto echo = back->receive();
+                return echo.has_value() && value_of(*echo) == i;
+            },
+            [&] {
+                return [there = open_channel<RoundTripChannel>(there_name),
+                        back = open_channel<RoundTripChannel>(back_name)] {
+                    const auto m = there->receive();
+                    return m.has_value() && back->send(*m) == ferry::Status::ok;
+                };
+            });
+        if (!record(state, timed)) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
+}
+
 #define FERRY_IPC_ROUND_TRIP(function, side)                                                       \
     BENCHMARK(function)->Name("roundtrip/" side "/64B")->UseManualTime()->Iterations(1)
 
 FERRY_IPC_ROUND_TRIP(roundtrip_socketpair, "socketpair");
 FERRY_IPC_ROUND_TRIP(roundtrip_posix_mq, "posix_mq");
 FERRY_IPC_ROUND_TRIP(roundtrip_boost_mq, "boost_mq");
+FERRY_IPC_ROUND_TRIP(roundtrip_ferry, "ferry");
 } // namespace
 
 BENCHMARK_MAIN();
