@@ -157,6 +157,11 @@ def verdict(ratios, better, target, samples):
     return "mixed", fraction
 
 
+def ratio_text(ratio):
+    """Two decimals, three below 0.1 (a round trip at 0.02x the baseline needs the third)."""
+    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.3f}"
+
+
 def table(rows):
     lines = [
         "| measure | capacity / case | ferry (median) | baseline (median) | ratio median | ratio IQR | ratio min..max | target | pairs meeting it | verdict |",
@@ -171,7 +176,8 @@ def table(rows):
         share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
-            f"| {r['ratio']:.2f}x | {r['iqr'][0]:.2f}..{r['iqr'][1]:.2f} | {r['range'][0]:.2f}..{r['range'][1]:.2f} "
+            f"| {ratio_text(r['ratio'])}x | {ratio_text(r['iqr'][0])}..{ratio_text(r['iqr'][1])} "
+            f"| {ratio_text(r['range'][0])}..{ratio_text(r['range'][1])} "
             f"| {goal} | {share} | {r['verdict']} |")
     lines.append("")
     lines.append(f"Pairs per row: {min(r['n'] for r in rows)}..{max(r['n'] for r in rows)} repetitions. "
