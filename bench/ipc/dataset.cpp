@@ -6,7 +6,7 @@
 //                     memcpy ran at 1.7 GB/s instead of 40 GB/s at 64 KiB on the bench VM
 //                     (glibc's `rep movsb` on that AMD CPU with source and destination 16 bytes
 //                     apart modulo 64), a baseline far too easy to beat.
-// k_bytes per repetition at either size, so each size takes about as long.
+// k_dataset_bytes per repetition at either size, so each size takes about as long.
 #include "messages.hpp"
 
 #include <benchmark/benchmark.h>
@@ -17,16 +17,8 @@
 #include <vector>
 
 namespace {
-constexpr std::size_t k_bytes = std::size_t{1} << 30;
-constexpr std::size_t k_page = 4096;
-
-// `bytes` bytes starting on a page boundary, inside `storage`.
-std::byte* page_aligned(std::vector<std::byte>& storage, std::size_t bytes) {
-    storage.assign(bytes + k_page, std::byte{1});
-    void* at = storage.data();
-    std::size_t space = storage.size();
-    return static_cast<std::byte*>(std::align(k_page, bytes, at, space));
-}
+using ferry::bench::k_dataset_bytes;
+using ferry::bench::page_aligned;
 
 template <std::size_t S>
 void dataset_memcpy(benchmark::State& state) {
@@ -34,7 +26,7 @@ void dataset_memcpy(benchmark::State& state) {
     std::vector<std::byte> to_storage;
     std::byte* const from = page_aligned(from_storage, S);
     std::byte* const to = page_aligned(to_storage, S);
-    constexpr std::size_t messages = k_bytes / S;
+    constexpr std::size_t messages = k_dataset_bytes / S;
     for (auto _ : state) {
         for (std::size_t i = 0; i < messages; ++i) {
             from[i % S] = static_cast<std::byte>(i); // a different message each time

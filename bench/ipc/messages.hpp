@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ferry::bench {
 
@@ -27,6 +28,19 @@ inline std::uint64_t value_of(const Message& m) noexcept {
     std::uint64_t i = 0;
     std::memcpy(&i, m.data(), sizeof i);
     return i;
+}
+
+// Bytes moved per repetition of a data-set benchmark, at every message size.
+inline constexpr std::size_t k_dataset_bytes = std::size_t{1} << 30;
+
+// `bytes` bytes starting on a page boundary, inside `storage` (see dataset.cpp: an unaligned
+// memcpy baseline runs 20x slower on the bench VM).
+inline std::byte* page_aligned(std::vector<std::byte>& storage, std::size_t bytes) {
+    constexpr std::size_t page = 4096;
+    storage.assign(bytes + page, std::byte{1});
+    void* at = storage.data();
+    std::size_t space = storage.size();
+    return static_cast<std::byte*>(std::align(page, bytes, at, space));
 }
 
 // Records a timed run as the iteration's manual time; a void run becomes SkipWithError (the
