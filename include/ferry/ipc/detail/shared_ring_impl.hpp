@@ -162,7 +162,9 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool m
             }
             next_watch = now + k_watch_slice;
         }
-        const auto wake_at = o.pending ? next_watch : std::min(deadline, next_watch);
+        // Sliced only while there are peers to watch; a pending head ignores the deadline.
+        const auto until = o.pending ? clock::time_point::max() : deadline;
+        const auto wake_at = peers == nullptr ? until : std::min(until, next_watch);
         ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
     }
 }
