@@ -6,7 +6,8 @@
 //                     memcpy ran at 1.7 GB/s instead of 40 GB/s at 64 KiB on the bench VM
 //                     (glibc's `rep movsb` on that AMD CPU with source and destination 16 bytes
 //                     apart modulo 64), a baseline far too easy to beat.
-// k_dataset_bytes per repetition at either size, so each size takes about as long.
+// k_dataset_bytes per repetition at either size, so each size takes about as long. ferry's rows
+// (MessageChannel copying and loan paths) are in dataset_ferry.cpp.
 #include "messages.hpp"
 
 #include <benchmark/benchmark.h>

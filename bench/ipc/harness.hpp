@@ -44,7 +44,7 @@ struct Timed {
 // handlers or stdio buffers.
 class Peer {
 public:
-    // The second the parent waits for any byte from the peer before declaring it hung.
+    // How long the parent waits for any one byte from the peer before declaring it hung.
     static constexpr int k_patience_ms = 60'000;
 
     template <typename Body>
