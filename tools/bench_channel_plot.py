@@ -24,13 +24,23 @@ A latency row needs at least MIN_P99_SAMPLES samples per repetition for its p99;
 gets no verdict ("p99 unsupported").
 Exits with status 1, printing the failed benchmarks, when any run reports error_occurred (a
 checksum mismatch: a message lost or duplicated): such a run is a failure, never a gap.
+
+Other areas import this module with their own comparisons (tools/bench_ipc_plot.py): a
+Comparison names the measure, the side measured ("ours") and the side it is divided by
+("theirs"), so one measure can be compared with several baselines, or one baseline with another.
 """
 
 import json
 import statistics
 import sys
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from pathlib import Path
+
+# One row kind of the table: runs <measure>/<ours>/<param> divided by <measure>/<theirs>/<param>.
+# metric is a Google Benchmark field, or "us_per_item" (1e6 / items_per_second: a round trip);
+# params, when given, limits the rows to those parameters (a target that holds at one size only).
+Comparison = namedtuple("Comparison", "measure ours theirs what metric better target unit params",
+                        defaults=(None,))
 
 # measure -> (what is compared, metric, how the ratio reads, target, unit of the absolute column)
 MEASURES = {
@@ -41,7 +51,7 @@ MEASURES = {
                     "higher", 1.0, "M msg/s"),
     "blocking": ("blocking send/receive throughput vs mutex+condvar queue", "items_per_second",
                  "higher", 5.0, "M msg/s"),
-    "pingpong": ("round trip vs raw spsc_queue spinning", "items_per_second", "lower", 1.3, "us"),
+    "pingpong": ("round trip vs raw spsc_queue spinning", "us_per_item", "lower", 1.3, "us"),
     "overshoot": ("1 ms timed receive, overshoot p99 vs bare futex", "p99_us", "lower", 1.3, "us"),
     "wake": ("stop -> parked receiver running, p99 vs bare futex wake", "p99_us", "lower", 1.3, "us"),
 }
@@ -49,6 +59,7 @@ P50 = {"overshoot", "wake"}
 MET_FRACTION = 0.9
 MIN_PAIRS = 10
 MIN_P99_SAMPLES = 1000
+COMPARISONS = [Comparison(measure, "ferry", "baseline", *spec) for measure, spec in MEASURES.items()]
 
 
 class BenchError(Exception):
@@ -72,13 +83,15 @@ def load_runs(path):
     return runs
 
 
-def absolute(measure, run, metric):
-    """The figure a reader knows: M msg/s, a round trip in us, a latency in us."""
+def absolute(run, metric):
+    """The figure a reader knows: M msg/s, a round trip in us, GiB/s, a latency in us."""
+    if metric == "us_per_item":
+        return 1e6 / run["items_per_second"]  # items are round trips
     value = run[metric]
-    if measure == "pingpong":
-        return 1e6 / value  # items are round trips
     if metric == "items_per_second":
         return value / 1e6
+    if metric == "bytes_per_second":
+        return value / 2**30
     return value
 
 
@@ -89,29 +102,39 @@ def quartiles(values):
     return q[0], q[2]
 
 
-def summarise(runs):
+def summarise(runs, comparisons=COMPARISONS):
+    """A row per comparison and parameter for which both sides ran, in the order of
+    `comparisons`, then of the parameter's name."""
     rows = []
-    for (measure, param), sides in sorted(runs.items(), key=lambda kv: (list(MEASURES).index(kv[0][0]), kv[0][1])):
-        what, metric, better, target, unit = MEASURES[measure]
-        reps = sorted(set(sides["ferry"]) & set(sides["baseline"]))
-        ours = [absolute(measure, sides["ferry"][r], metric) for r in reps]
-        theirs = [absolute(measure, sides["baseline"][r], metric) for r in reps]
-        ratios = [o / t for o, t in zip(ours, theirs)]
-        row = {
-            "measure": measure, "param": param, "what": what, "better": better, "target": target,
-            "unit": unit, "n": len(reps), "ours": statistics.median(ours),
-            "theirs": statistics.median(theirs), "ratio": statistics.median(ratios),
-            "iqr": quartiles(ratios), "range": (min(ratios), max(ratios)),
-        }
-        if measure in P50:
-            row["ours_p50"] = statistics.median(sides["ferry"][r]["p50_us"] for r in reps)
-            row["theirs_p50"] = statistics.median(sides["baseline"][r]["p50_us"] for r in reps)
-        samples = [sides[s][r].get("samples") for s in ("ferry", "baseline") for r in reps]
-        # A run from before the sample count was recorded counts as 0 samples: no verdict.
-        row["samples"] = None if metric != "p99_us" else min((x or 0) for x in samples)
-        row["verdict"], row["fraction"] = verdict(ratios, better, target, row["samples"])
-        rows.append(row)
+    for c in comparisons:
+        for (measure, param), sides in sorted(runs.items(), key=lambda kv: kv[0][1]):
+            if measure == c.measure and (c.params is None or param in c.params):
+                reps = sorted(set(sides.get(c.ours, {})) & set(sides.get(c.theirs, {})))
+                if reps:
+                    rows.append(compare(c, param, sides, reps))
     return rows
+
+
+def compare(c, param, sides, reps):
+    """The row of comparison `c` at `param` over the paired repetitions `reps`."""
+    measure, metric, better, target = c.measure, c.metric, c.better, c.target
+    ours = [absolute(sides[c.ours][r], metric) for r in reps]
+    theirs = [absolute(sides[c.theirs][r], metric) for r in reps]
+    ratios = [o / t for o, t in zip(ours, theirs)]
+    row = {
+        "measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
+        "what": c.what, "better": better, "target": target, "unit": c.unit, "n": len(reps), "ours": statistics.median(ours),
+        "theirs": statistics.median(theirs), "ratio": statistics.median(ratios),
+        "iqr": quartiles(ratios), "range": (min(ratios), max(ratios)),
+    }
+    if measure in P50:
+        row["ours_p50"] = statistics.median(sides[c.ours][r]["p50_us"] for r in reps)
+        row["theirs_p50"] = statistics.median(sides[c.theirs][r]["p50_us"] for r in reps)
+    samples = [sides[s][r].get("samples") for s in (c.ours, c.theirs) for r in reps]
+    # A run from before the sample count was recorded counts as 0 samples: no verdict.
+    row["samples"] = None if metric != "p99_us" else min((x or 0) for x in samples)
+    row["verdict"], row["fraction"] = verdict(ratios, better, target, row["samples"])
+    return row
 
 
 def meets(ratio, better, target):
@@ -134,6 +157,11 @@ def verdict(ratios, better, target, samples):
     return "mixed", fraction
 
 
+def ratio_text(ratio):
+    """Two decimals, three below 0.1 (a round trip at 0.02x the baseline needs the third)."""
+    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.3f}"
+
+
 def table(rows):
     lines = [
         "| measure | capacity / case | ferry (median) | baseline (median) | ratio median | ratio IQR | ratio min..max | target | pairs meeting it | verdict |",
@@ -148,7 +176,8 @@ def table(rows):
         share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
-            f"| {r['ratio']:.2f}x | {r['iqr'][0]:.2f}..{r['iqr'][1]:.2f} | {r['range'][0]:.2f}..{r['range'][1]:.2f} "
+            f"| {ratio_text(r['ratio'])}x | {ratio_text(r['iqr'][0])}..{ratio_text(r['iqr'][1])} "
+            f"| {ratio_text(r['range'][0])}..{ratio_text(r['range'][1])} "
             f"| {goal} | {share} | {r['verdict']} |")
     lines.append("")
     lines.append(f"Pairs per row: {min(r['n'] for r in rows)}..{max(r['n'] for r in rows)} repetitions. "
@@ -157,7 +186,7 @@ def table(rows):
     return "\n".join(lines)
 
 
-def plot(rows, out_dir):
+def plot(rows, out_dir, file_name="channel.png"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -166,7 +195,8 @@ def plot(rows, out_dir):
         print("matplotlib not found: plot skipped (run with /usr/bin/python3)", file=sys.stderr)
         return
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    labels = [f"{r['measure']}\n{r['param']}" for r in rows]
+    labels = [f"{r['measure']}\n{r['param']}" if r["theirs_side"] == "baseline"
+              else f"{r['measure']}/{r['ours_side']}\nvs {r['theirs_side']} {r['param']}" for r in rows]
     medians = [r["ratio"] for r in rows]
     low = [r["ratio"] - r["iqr"][0] for r in rows]
     high = [r["iqr"][1] - r["ratio"] for r in rows]
@@ -184,7 +214,7 @@ def plot(rows, out_dir):
     ax.set_ylabel("ferry / baseline (median, IQR bars; black tick = target)")
     ax.set_title("ferry vs baselines, same run (green: met, orange: mixed, red: not met, grey: no verdict)")
     fig.tight_layout()
-    out = Path(out_dir) / "channel.png"
+    out = Path(out_dir) / file_name
     fig.savefig(out, dpi=120)
     print(f"wrote {out}", file=sys.stderr)
 
