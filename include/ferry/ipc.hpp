@@ -4,3 +4,4 @@
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/segment.hpp>
+#include <ferry/ipc/window.hpp>
