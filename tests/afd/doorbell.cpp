@@ -1,5 +1,7 @@
-// Doorbell and DoorbellPark: a ring wakes a parked waiter at once (the waiter's park bound is far
-// longer than the test's wait); without a ring only the bounded park lets a waiter see run_flag.
+// Doorbell and DoorbellPark: a ring wakes a parked waiter at once; without a ring only the bounded
+// park lets a waiter see run_flag. A wait that ends at its timeout still returns served when the
+// flag is set by then, so these tests also bound how long the wake took: far below the timeout,
+// far above what a ring or a 1 ms park bound needs.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -32,16 +34,18 @@ TEST_CASE("a ring wakes a waiter parked on the doorbell", "[afd][doorbell]") {
     std::atomic<int> exit{-1};
     std::thread waiter([&] {
         const ScheduleExit e = ferry::afd::detail::wait_until_ready(
-            b.ctx.view(), DoorbellPark(b.local.doorbell(), 0, 60s), 10s, [&] { return b.ready(); });
+            b.ctx.view(), DoorbellPark(b.local.doorbell(), 0, 60s), 20s, [&] { return b.ready(); });
         exit = static_cast<int>(e);
     });
     b.wait_armed();
     CHECK(b.local.window().publish(reinterpret_cast<std::uintptr_t>(&b.flag), 1) ==
           ferry::Status::ok);
+    const auto rung = std::chrono::steady_clock::now();
     b.local.window().ring();
     waiter.join();
-    // A 60 s park bound and a 10 s timeout: only the ring can have ended the wait as served.
+    // A 60 s park bound and a 20 s timeout: only the ring ends the wait well before 10 s.
     CHECK(exit == static_cast<int>(ScheduleExit::served));
+    CHECK(std::chrono::steady_clock::now() - rung < 10s);
     CHECK(b.local.doorbell().word()->sleepers == 0); // the waiter disarmed
 }
 
@@ -54,9 +58,12 @@ TEST_CASE("the bounded park sees run_flag 0 although nobody rings", "[afd][doorb
             [&] { return b.ready(); }));
     });
     b.wait_armed();
+    const auto stopped = std::chrono::steady_clock::now();
     b.ctx.view().set_run_flag(0);
     waiter.join();
     CHECK(exit == static_cast<int>(ScheduleExit::stopped));
+    CHECK(std::chrono::steady_clock::now() - stopped <
+          10s); // the 1 ms park bound, not the 20 s timeout
 }
 
 TEST_CASE("a park never outlasts the timeout", "[afd][doorbell]") {

@@ -84,16 +84,23 @@ TEST_CASE("an unbounded window trusts the process's own addresses", "[afd][windo
 
 TEST_CASE("AttentionToFfn refuses an FFN context whose buffers are outside the window",
           "[afd][window]") {
+    // One region: descriptors [0, 192), token data [256, 576) (A = M = BS = 2, K = 5, 8-byte
+    // tokens).
     FfnFixture fx(k_upstream, 55, false);
-    fx.view().set(fields::common::attn_to_ffn_token_size, 8u);
-    fx.view().set(fields::ffn::token_data_buf_size, std::uint64_t{320});
-    const auto info = std::as_writable_bytes(std::span(fx.token_info));
-    const std::span<std::byte> data(fx.token_data.data(), 320);
-    const LocalWindow info_only(info);
-    const LocalWindow data_short(data.first(319));
-    CHECK(AttentionToFfn::attach(fx.view(), info_only.window()).status() == Status::invalid_param);
-    CHECK(AttentionToFfn::attach(fx.view(), data_short.window()).status() == Status::invalid_param);
-    CHECK(AttentionToFfn::attach(fx.view()).has_value()); // unbounded: trusted as given
+    alignas(64) std::array<std::byte, 576> memory{};
+    const std::span<std::byte> all(memory);
+    const ScheduleContextView v = fx.view();
+    v.set(fields::common::attn_to_ffn_token_size, 8u);
+    v.set(fields::ffn::token_info_buf, address_of(memory.data()));
+    v.set(fields::ffn::token_data_buf, address_of(memory.data() + 256));
+    v.set(fields::ffn::token_data_buf_size, std::uint64_t{320});
+    const LocalWindow whole(all);
+    const LocalWindow data_short_by_one(all.first(575));
+    const LocalWindow no_descriptors(all.subspan(256));
+    CHECK(AttentionToFfn::attach(v, whole.window()).has_value());
+    CHECK(AttentionToFfn::attach(v, data_short_by_one.window()).status() == Status::invalid_param);
+    CHECK(AttentionToFfn::attach(v, no_descriptors.window()).status() == Status::invalid_param);
+    CHECK(AttentionToFfn::attach(v).has_value()); // unbounded: trusted as given
 }
 
 TEST_CASE("FfnToAttention refuses a session whose buffers are outside its window",

@@ -9,7 +9,9 @@
 //                          session S, print "report DIGEST ERRORS ROWS"
 //   bell-wait NAME         open window NAME (context at 0, flag at 1024), print "parking", wait
 //                          for the flag parked on the doorbell (60 s park bound, 10 s timeout),
-//                          print "served", "stopped" or "timed_out"
+//                          print "served", "stopped" or "timed_out" and the milliseconds the
+//                          wait took (a wait that ends at its timeout with the flag set by then
+//                          is "served" too)
 
 #include "afd_roles.hpp"
 #include "support.hpp"
@@ -99,13 +101,17 @@ int bell_wait(const std::string& name) {
     }
     std::byte* data = window->data().data();
     say("parking");
+    const auto start = std::chrono::steady_clock::now();
     const auto exit = ferry::afd::detail::wait_until_ready(
         ferry::afd::ScheduleContextView(data), ferry::afd::DoorbellPark(window->doorbell(), 0, 60s),
         10s,
         [&] { return std::atomic_ref(*reinterpret_cast<std::int32_t*>(data + 1024)).load() == 1; });
-    say(exit == ferry::afd::ScheduleExit::served    ? "served"
-        : exit == ferry::afd::ScheduleExit::stopped ? "stopped"
-                                                    : "timed_out");
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    const char* how = exit == ferry::afd::ScheduleExit::served    ? "served"
+                      : exit == ferry::afd::ScheduleExit::stopped ? "stopped"
+                                                                  : "timed_out";
+    say(std::string(how) + " " + std::to_string(ms.count()));
     return 0;
 }
 
