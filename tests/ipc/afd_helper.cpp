@@ -26,81 +26,13 @@ namespace {
 using ferry::ipc::SharedWindow;
 using namespace std::chrono_literals;
 
-int report(const ferry::ipc::Error& error) {
-    std::fprintf(stderr, "afd helper: %s\n", error.message.c_str());
-    return 2;
-}
-void say(const std::string& line) {
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-}
-void print_report(const afd_ipc::Report& r) {
-    say("report " + std::to_string(r.digest) + " " + std::to_string(r.errors) + " " +
-        std::to_string(r.rows));
-}
-void wait_for_eof() {
-    char c = 0;
-    while (::read(STDIN_FILENO, &c, 1) > 0) {
-    }
-}
-
-int ffn(const std::string& prefix, bool recv) {
-    afd_ipc::Config c;
-    c.recv = recv;
-    ferry::AllocationRegistry registry; // outlives the window's registration in it
-    auto own = SharedWindow::create(prefix + "-ffn", afd_ipc::ffn_layout(c).total);
-    if (!own) {
-        return report(own.error());
-    }
-    afd_ipc::init_ffn(own->data(), own->owner_base(), c);
-    if (own->register_in(registry) != ferry::Status::ok) {
-        return 2;
-    }
-    say("ready");
-    wait_for_eof(); // every attention window exists now
-    std::vector<SharedWindow> sessions;
-    std::vector<afd_ipc::ScheduleContextView> views;
-    std::vector<afd_ipc::Window> windows;
-    for (std::uint32_t s = 0; s < c.sessions; ++s) {
-        auto peer = SharedWindow::open(prefix + "-att" + std::to_string(s));
-        if (!peer) {
-            return report(peer.error());
-        }
-        views.emplace_back(peer->data().data());
-        windows.push_back(peer->window());
-        sessions.push_back(std::move(peer.value()));
-    }
-    print_report(afd_ipc::run_ffn(c, {own->data(), own->doorbell(), &registry, views, windows}));
-    return 0;
-}
-
-int attention(const std::string& prefix, std::uint32_t s) {
-    const afd_ipc::Config c;
-    auto own = SharedWindow::create(prefix + "-att" + std::to_string(s),
-                                    afd_ipc::attention_layout(c).total);
-    if (!own) {
-        return report(own.error());
-    }
-    afd_ipc::init_attention(own->data(), own->owner_base(), c);
-    say("ready");
-    auto ffn = SharedWindow::open(prefix + "-ffn");
-    if (!ffn) {
-        return report(ffn.error());
-    }
-    const afd_ipc::AttentionEnds ends{own->data(), own->doorbell(),
-                                      afd_ipc::ScheduleContextView(ffn->data().data()),
-                                      ffn->window()};
-    print_report(afd_ipc::run_attention(c, ends, s));
-    return 0;
-}
-
 int bell_wait(const std::string& name) {
     auto window = SharedWindow::open(name);
     if (!window) {
-        return report(window.error());
+        return afd_ipc::ipc_failure(window.error());
     }
     std::byte* data = window->data().data();
-    say("parking");
+    afd_ipc::say("parking");
     const auto start = std::chrono::steady_clock::now();
     const auto exit = ferry::afd::detail::wait_until_ready(
         ferry::afd::ScheduleContextView(data), ferry::afd::DoorbellPark(window->doorbell(), 0, 60s),
@@ -111,7 +43,7 @@ int bell_wait(const std::string& name) {
     const char* how = exit == ferry::afd::ScheduleExit::served    ? "served"
                       : exit == ferry::afd::ScheduleExit::stopped ? "stopped"
                                                                   : "timed_out";
-    say(std::string(how) + " " + std::to_string(ms.count()));
+    afd_ipc::say(std::string(how) + " " + std::to_string(ms.count()));
     return 0;
 }
 
@@ -119,11 +51,14 @@ int bell_wait(const std::string& name) {
 
 int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
+    afd_ipc::Config c;
     if (args.size() == 3 && args[0] == "ffn") {
-        return ffn(args[1], args[2] == "recv");
+        c.recv = args[2] == "recv";
+        return afd_ipc::ffn_process(args[1], c);
     }
     if (args.size() == 3 && args[0] == "attention") {
-        return attention(args[1], static_cast<std::uint32_t>(std::stoul(args[2])));
+        return afd_ipc::attention_process(args[1], static_cast<std::uint32_t>(std::stoul(args[2])),
+                                          c);
     }
     if (args.size() == 2 && args[0] == "bell-wait") {
         return bell_wait(args[1]);

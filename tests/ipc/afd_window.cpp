@@ -21,82 +21,10 @@ using ipc_test::unique_name;
 
 namespace {
 
-// The in-process computation: the same roles as threads, over LocalWindows on private memory.
-struct InProcess {
-    afd_ipc::Report ffn;
-    std::vector<afd_ipc::Report> sessions;
-};
-// Zeroed, 64-byte aligned private memory (the layouts' sizes are multiples of 64).
-class Arena {
-public:
-    explicit Arena(std::size_t n)
-        : memory_(static_cast<std::byte*>(std::aligned_alloc(64, n)), &std::free), size_(n) {
-        REQUIRE(memory_ != nullptr);
-        std::memset(memory_.get(), 0, n);
-    }
-    [[nodiscard]] std::span<std::byte> bytes() const { return {memory_.get(), size_}; }
-
-private:
-    std::unique_ptr<std::byte, decltype(&std::free)> memory_;
-    std::size_t size_;
-};
-
-InProcess run_in_process(const afd_ipc::Config& c) {
-    const Arena ffn_memory(afd_ipc::ffn_layout(c).total);
-    const std::span<std::byte> ffn = ffn_memory.bytes();
-    afd_ipc::init_ffn(ffn, reinterpret_cast<std::uintptr_t>(ffn.data()), c);
-    const ferry::afd::LocalWindow ffn_window(ffn);
-    ferry::AllocationRegistry registry;
-    REQUIRE(registry.insert({reinterpret_cast<std::uintptr_t>(ffn.data()), ffn.size(), ffn.size(),
-                             0, ferry::AllocationKind::device}) == Status::ok);
-    std::vector<Arena> att_memory;
-    std::vector<std::unique_ptr<ferry::afd::LocalWindow>> att_windows;
-    std::vector<ferry::afd::ScheduleContextView> views;
-    std::vector<ferry::afd::Window> windows;
-    for (std::uint32_t s = 0; s < c.sessions; ++s) {
-        const std::span<std::byte> bytes =
-            att_memory.emplace_back(afd_ipc::attention_layout(c).total).bytes();
-        afd_ipc::init_attention(bytes, reinterpret_cast<std::uintptr_t>(bytes.data()), c);
-        att_windows.push_back(std::make_unique<ferry::afd::LocalWindow>(bytes));
-        views.emplace_back(bytes.data());
-        windows.push_back(att_windows.back()->window());
-    }
-    InProcess out;
-    out.sessions.resize(c.sessions);
-    std::thread server([&] {
-        out.ffn = afd_ipc::run_ffn(c, {ffn, ffn_window.doorbell(), &registry, views, windows});
-    });
-    std::vector<std::thread> clients;
-    for (std::uint32_t s = 0; s < c.sessions; ++s) {
-        clients.emplace_back([&, s] {
-            const std::span<std::byte> own = att_memory[s].bytes();
-            out.sessions[s] = afd_ipc::run_attention(c,
-                                                     {own, att_windows[s]->doorbell(),
-                                                      ferry::afd::ScheduleContextView(ffn.data()),
-                                                      ffn_window.window()},
-                                                     s);
-        });
-    }
-    for (std::thread& t : clients) {
-        t.join();
-    }
-    server.join();
-    return out;
-}
-
-afd_ipc::Report parse(const std::string& line) {
-    afd_ipc::Report r{0, 1, 0};
-    unsigned long long d = 0, e = 0, n = 0;
-    if (std::sscanf(line.c_str(), "report %llu %llu %llu", &d, &e, &n) == 3) {
-        r = {d, e, n};
-    }
-    return r;
-}
-
 void check_across_processes(bool recv) {
     afd_ipc::Config c;
     c.recv = recv;
-    const InProcess expected = run_in_process(c);
+    const afd_ipc::Reports expected = afd_ipc::run_in_process(c);
     REQUIRE(expected.ffn.errors == 0);
     REQUIRE(expected.ffn.rows == std::uint64_t{c.sessions} * c.steps);
 
@@ -111,13 +39,13 @@ void check_across_processes(bool recv) {
     }
     ffn.release(); // every attention window exists: the FFN may open them
     for (std::uint32_t s = 0; s < c.sessions; ++s) {
-        const afd_ipc::Report got = parse(sessions[s]->read_line());
+        const afd_ipc::Report got = afd_ipc::parse_report(sessions[s]->read_line());
         CHECK(got.errors == 0);
         CHECK(got.rows == expected.sessions[s].rows);
         CHECK(got.digest == expected.sessions[s].digest);
         CHECK(sessions[s]->wait_exit() == 0);
     }
-    const afd_ipc::Report served = parse(ffn.read_line());
+    const afd_ipc::Report served = afd_ipc::parse_report(ffn.read_line());
     CHECK(served.errors == 0);
     CHECK(served.rows == expected.ffn.rows);
     CHECK(served.digest == expected.ffn.digest);

@@ -1,18 +1,26 @@
 #pragma once
-// The Attention/FFN roles of tests/ipc/afd_window.cpp, written once against Windows so that the
-// same code runs as threads over LocalWindows (the in-process computation the test compares
-// with) and as processes over SharedWindows (tests/ipc/afd_helper.cpp).
+// The Attention/FFN roles of examples/ipc/afd_processes.cpp and tests/ipc/afd_window.cpp,
+// written once against Windows so that the same code runs as threads over LocalWindows (the
+// in-process computation, run_in_process) and as processes over SharedWindows (ffn_process,
+// attention_process).
 //
 // Each window's data area holds a ScheduleContext at offset 0 and the buffers it names, laid out
 // with the owner's addresses (owner_base + offset), as a device context would hold device
 // addresses. A role reports an order-dependent digest of everything it saw, and its errors.
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ferry/afd.hpp>
 #include <ferry/afd/registry_resolver.hpp>
+#include <ferry/ipc/window.hpp>
 #include <ferry/runtime/allocation_registry.hpp>
+#include <memory>
 #include <span>
+#include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace afd_ipc {
@@ -299,6 +307,147 @@ inline Report run_attention(const Config& c, const AttentionEnds& e, std::uint32
     }
     r.digest = d.value;
     return r;
+}
+
+// ---- the in-process computation: the roles as threads over LocalWindows on private memory ----
+
+// Zeroed, 64-byte aligned private memory (the layouts' sizes are multiples of 64).
+class Arena {
+public:
+    explicit Arena(std::size_t n)
+        : memory_(static_cast<std::byte*>(std::aligned_alloc(64, n)), &std::free), size_(n) {
+        if (memory_ == nullptr) {
+            throw std::bad_alloc();
+        }
+        std::memset(memory_.get(), 0, n);
+    }
+    [[nodiscard]] std::span<std::byte> bytes() const { return {memory_.get(), size_}; }
+
+private:
+    std::unique_ptr<std::byte, decltype(&std::free)> memory_;
+    std::size_t size_;
+};
+
+struct Reports {
+    Report ffn;
+    std::vector<Report> sessions;
+};
+
+inline Reports run_in_process(const Config& c) {
+    const Arena ffn_memory(ffn_layout(c).total);
+    const std::span<std::byte> ffn = ffn_memory.bytes();
+    init_ffn(ffn, reinterpret_cast<std::uintptr_t>(ffn.data()), c);
+    const LocalWindow ffn_window(ffn);
+    ferry::AllocationRegistry registry;
+    Reports out;
+    out.sessions.resize(c.sessions);
+    if (registry.insert({reinterpret_cast<std::uintptr_t>(ffn.data()), ffn.size(), ffn.size(), 0,
+                         ferry::AllocationKind::device}) != ferry::Status::ok) {
+        out.ffn.errors = 1;
+        return out;
+    }
+    std::vector<Arena> att_memory;
+    std::vector<std::unique_ptr<LocalWindow>> att_windows;
+    std::vector<ScheduleContextView> views;
+    std::vector<Window> windows;
+    for (std::uint32_t s = 0; s < c.sessions; ++s) {
+        const std::span<std::byte> bytes =
+            att_memory.emplace_back(attention_layout(c).total).bytes();
+        init_attention(bytes, reinterpret_cast<std::uintptr_t>(bytes.data()), c);
+        att_windows.push_back(std::make_unique<LocalWindow>(bytes));
+        views.emplace_back(bytes.data());
+        windows.push_back(att_windows.back()->window());
+    }
+    std::thread server([&] {
+        out.ffn = run_ffn(c, {ffn, ffn_window.doorbell(), &registry, views, windows});
+    });
+    std::vector<std::thread> clients;
+    for (std::uint32_t s = 0; s < c.sessions; ++s) {
+        clients.emplace_back([&, s] {
+            const AttentionEnds ends{att_memory[s].bytes(), att_windows[s]->doorbell(),
+                                     ScheduleContextView(ffn.data()), ffn_window.window()};
+            out.sessions[s] = run_attention(c, ends, s);
+        });
+    }
+    for (std::thread& t : clients) {
+        t.join();
+    }
+    server.join();
+    return out;
+}
+
+// ---- the processes: windows PREFIX-ffn and PREFIX-att<s>; lines on stdout ----
+// Both print "ready" once their own window exists, then "report DIGEST ERRORS ROWS"; an ipc
+// error goes to stderr with exit status 2. The FFN opens the attention windows when its stdin
+// reaches EOF (the parent closes it once every attention process is ready).
+
+inline void say(const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+}
+inline int ipc_failure(const ferry::ipc::Error& error) {
+    std::fprintf(stderr, "afd process: %s\n", error.message.c_str());
+    return 2;
+}
+inline std::string format_report(const Report& r) {
+    return "report " + std::to_string(r.digest) + " " + std::to_string(r.errors) + " " +
+           std::to_string(r.rows);
+}
+inline Report parse_report(const std::string& line) {
+    Report r{0, 1, 0};
+    unsigned long long d = 0, e = 0, n = 0;
+    if (std::sscanf(line.c_str(), "report %llu %llu %llu", &d, &e, &n) == 3) {
+        r = {d, e, n};
+    }
+    return r;
+}
+
+inline int ffn_process(const std::string& prefix, const Config& c) {
+    ferry::AllocationRegistry registry; // outlives the window's registration in it
+    auto own = ferry::ipc::SharedWindow::create(prefix + "-ffn", ffn_layout(c).total);
+    if (!own) {
+        return ipc_failure(own.error());
+    }
+    init_ffn(own->data(), own->owner_base(), c);
+    if (own->register_in(registry) != ferry::Status::ok) {
+        return 2;
+    }
+    say("ready");
+    char byte = 0;
+    while (::read(STDIN_FILENO, &byte, 1) > 0) { // until EOF: every attention window exists
+    }
+    std::vector<ferry::ipc::SharedWindow> sessions;
+    std::vector<ScheduleContextView> views;
+    std::vector<Window> windows;
+    for (std::uint32_t s = 0; s < c.sessions; ++s) {
+        auto peer = ferry::ipc::SharedWindow::open(prefix + "-att" + std::to_string(s));
+        if (!peer) {
+            return ipc_failure(peer.error());
+        }
+        views.emplace_back(peer->data().data());
+        windows.push_back(peer->window());
+        sessions.push_back(std::move(peer.value()));
+    }
+    say(format_report(run_ffn(c, {own->data(), own->doorbell(), &registry, views, windows})));
+    return 0;
+}
+
+inline int attention_process(const std::string& prefix, std::uint32_t s, const Config& c) {
+    auto own = ferry::ipc::SharedWindow::create(prefix + "-att" + std::to_string(s),
+                                                attention_layout(c).total);
+    if (!own) {
+        return ipc_failure(own.error());
+    }
+    init_attention(own->data(), own->owner_base(), c);
+    say("ready");
+    auto ffn = ferry::ipc::SharedWindow::open(prefix + "-ffn");
+    if (!ffn) {
+        return ipc_failure(ffn.error());
+    }
+    const AttentionEnds ends{own->data(), own->doorbell(), ScheduleContextView(ffn->data().data()),
+                             ffn->window()};
+    say(format_report(run_attention(c, ends, s)));
+    return 0;
 }
 
 } // namespace afd_ipc
