@@ -210,6 +210,45 @@ static int role_refused(const char* name, int capacity) {
     return why != NULL && strstr(why, "shared channel") != NULL ? 0 : 8;
 }
 
+/* One of two processes creating the channel at the same moment: both wait for a start byte,
+ * create, report 'C', wait for a go byte, then one sends k_messages and the other receives them
+ * (the sender's destroy stops the channel only after both have joined). `spec` is
+ * "<sends>:<start fd>:<go fd>:<ready fd>". */
+static int role_race(const char* name, const char* spec) {
+    int sends = 0;
+    int start_fd = -1;
+    int go_fd = -1;
+    int ready_fd = -1;
+    /* An in-process channel first (its name is not listed): the runtime boots now, so that the
+     * two creates below start as close together as the start byte allows. */
+    acltdtChannelHandle* warm = acltdtCreateChannelWithCapacity(0, "warm-up", 2);
+    if (warm == NULL || acltdtDestroyChannel(warm) != ACL_SUCCESS ||
+        sscanf(spec, "%d:%d:%d:%d", &sends, &start_fd, &go_fd, &ready_fd) != 4 ||
+        wait_byte(start_fd) != 's') {
+        return 9;
+    }
+    acltdtChannelHandle* h = acltdtCreateChannelWithCapacity(0, name, 4);
+    if (h == NULL || write(ready_fd, "C", 1) != 1 || wait_byte(go_fd) != 'g') {
+        return 10;
+    }
+    float values[k_values];
+    acltdtDataset* received = acltdtCreateDataset();
+    int result = 0;
+    for (int i = 0; i < k_messages && result == 0; ++i) {
+        if (sends) {
+            acltdtDataset* dataset = numbered_dataset(values, i);
+            result = acltdtSendTensor(h, dataset, 5000) == ACL_SUCCESS ? 0 : 11;
+            destroy_numbered(dataset);
+        } else {
+            const int ok = acltdtReceiveTensor(h, received, 5000) == ACL_SUCCESS;
+            result = ok && is_message(received, i) ? 0 : 12;
+        }
+    }
+    acltdtDestroyDataset(received);
+    acltdtDestroyChannel(h);
+    return result;
+}
+
 static int run_role(int argc, char** argv) {
     const char* role = argv[1];
     const char* name = argc > 2 ? argv[2] : "";
@@ -226,6 +265,9 @@ static int run_role(int argc, char** argv) {
     if (strcmp(role, "default-send") == 0) {
         snprintf(tag, sizeof tag, "%s", argc > 4 ? argv[4] : "-"); /* the parent's */
         return role_default_send(name);
+    }
+    if (strcmp(role, "race") == 0) {
+        return role_race(name, argc > 3 ? argv[3] : "");
     }
     if (strcmp(role, "refused") == 0) {
         return role_refused(name, number);
@@ -313,6 +355,50 @@ static void exchange_process_pairs(void) {
     CHECK_EQ(acltdtDestroyChannel(h), ACL_SUCCESS);
     unsetenv("FERRY_TDT_SHARED");
     CHECK_EQ(leftovers(), 0);
+}
+
+/* Two processes create one channel at the same moment (both released by one write): one creates
+ * the segment, the other opens it, and they exchange messages. Two segments would leave the
+ * receiver waiting: its receives time out. */
+static void creation_race_once(int round) {
+    char name[128];
+    char extra[32];
+    snprintf(extra, sizeof extra, ".race%d", round);
+    channel_name(name, sizeof name, extra);
+    setenv("FERRY_TDT_SHARED", name, 1);
+    int start[2]; /* one pipe per phase: a byte for one phase is never read in another */
+    int go[2];
+    int ready[2];
+    REQUIRE(pipe(start) == 0 && pipe(go) == 0 && pipe(ready) == 0);
+    char spec[2][64];
+    for (int sends = 0; sends < 2; ++sends) {
+        snprintf(spec[sends], sizeof spec[sends], "%d:%d:%d:%d", sends, start[0], go[0], ready[1]);
+    }
+    const pid_t receiver = spawn("race", name, spec[0], NULL);
+    const pid_t sender = spawn("race", name, spec[1], NULL);
+    close(start[0]);
+    close(go[0]);
+    close(ready[1]);
+    CHECK_EQ(write(start[1], "ss", 2), 2); /* both create now */
+    CHECK_EQ(wait_byte(ready[0]), 'C');
+    CHECK_EQ(wait_byte(ready[0]), 'C');
+    CHECK_EQ(write(go[1], "gg", 2), 2);
+    CHECK_EQ(wait_child(sender, 20000), 0);
+    CHECK_EQ(wait_child(receiver, 20000), 0);
+    close(start[1]);
+    close(go[1]);
+    close(ready[0]);
+    unsetenv("FERRY_TDT_SHARED");
+    CHECK_EQ(leftovers(), 0);
+}
+
+/* However the two creates interleave — that is up to the scheduler, so a few rounds — they must
+ * end on one channel. (The loser's path, create → "in use" → open, is also taken every time by
+ * the child of each test above, whose parent created the channel first.) */
+static void creation_race(void) {
+    for (int round = 0; round < 3; ++round) {
+        creation_race_once(round);
+    }
 }
 
 /* A pipe whose write end the child inherits; returns the read end, `arg` its write end's number. */
@@ -480,6 +566,7 @@ int main(int argc, char** argv) {
     RUN(exchange_queue);
     RUN(exchange_long_name);
     RUN(exchange_process_pairs);
+    RUN(creation_race);
     RUN(stop_wakes_the_other_process);
     RUN(peer_lost_wakes_a_blocked_receive);
     RUN(default_stays_in_process);
