@@ -277,6 +277,18 @@ static int run_role(int argc, char** argv) {
 
 /* ---- the tests (the parent) ---- */
 
+/* Receives messages 0 .. k_messages - 1, in order, checksums checked. */
+static void receive_numbered(acltdtChannelHandle* h, acltdtDataset* received, int32_t timeout) {
+    for (int i = 0; i < k_messages; ++i) {
+        const aclError got = acltdtReceiveTensor(h, received, timeout);
+        CHECK_EQ(got, ACL_SUCCESS);
+        CHECK(is_message(received, i));
+        if (got != ACL_SUCCESS) {
+            break; /* the rest would fail the same way, each after its timeout */
+        }
+    }
+}
+
 /* A name with this run's tag; `extra` goes in the middle. */
 static void channel_name(char* out, size_t size, const char* extra) {
     snprintf(out, size, "%s%s", tag, extra);
@@ -293,14 +305,7 @@ static void exchange_named(const char* name) {
     snprintf(count, sizeof count, "%d", k_messages);
     const pid_t pid = spawn("send", name, "4", count);
     acltdtDataset* received = acltdtCreateDataset();
-    for (int i = 0; i < k_messages; ++i) {
-        const aclError got = acltdtReceiveTensor(h, received, 5000);
-        CHECK_EQ(got, ACL_SUCCESS);
-        CHECK(is_message(received, i));
-        if (got != ACL_SUCCESS) {
-            break; /* the rest would fail the same way, each after its timeout */
-        }
-    }
+    receive_numbered(h, received, 5000);
     CHECK_EQ(wait_child(pid, 10000), 0);
     /* The child's destroy (its last handle) stopped the channel: drained, a receive answers at
      * once instead of after its timeout. */
@@ -342,14 +347,7 @@ static void exchange_process_pairs(void) {
     snprintf(count, sizeof count, "%d", k_messages);
     const pid_t pid = spawn("send", base, "0", count);
     acltdtDataset* received = acltdtCreateDataset();
-    for (int i = 0; i < k_messages; ++i) {
-        const aclError got = acltdtReceiveTensor(h, received, -1);
-        CHECK_EQ(got, ACL_SUCCESS);
-        CHECK(is_message(received, i));
-        if (got != ACL_SUCCESS) {
-            break; /* the rest would fail the same way, each after its timeout */
-        }
-    }
+    receive_numbered(h, received, -1);
     CHECK_EQ(wait_child(pid, 10000), 0);
     CHECK_EQ(acltdtDestroyDataset(received), ACL_SUCCESS);
     CHECK_EQ(acltdtDestroyChannel(h), ACL_SUCCESS);
@@ -528,6 +526,35 @@ static void oversize_message_sends_nothing(void) {
     CHECK_EQ(leftovers(), 0);
 }
 
+/* A shared channel keeps the receive's guarantees: a dataset holding the user's items is refused
+ * before anything is taken (the message stays queued), and is left as it was. */
+static void receive_validates_first(void) {
+    char name[128];
+    channel_name(name, sizeof name, ".validate");
+    setenv("FERRY_TDT_SHARED", "*", 1);
+    acltdtChannelHandle* h = acltdtCreateChannelWithCapacity(0, name, 2);
+    REQUIRE(h != NULL);
+    float values[k_values];
+    float mine[k_values];
+    acltdtDataset* sent = numbered_dataset(values, 5);
+    acltdtDataset* users = numbered_dataset(mine, 9); /* holds an item the user added */
+    CHECK_EQ(acltdtSendTensor(h, sent, 0), ACL_SUCCESS);
+    CHECK_EQ(acltdtReceiveTensor(h, users, 0), ACL_ERROR_INVALID_PARAM);
+    CHECK(is_message(users, 9));
+    size_t size = 99;
+    CHECK_EQ(acltdtQueryChannelSize(h, &size), ACL_SUCCESS);
+    CHECK_EQ(size, 1);
+    acltdtDataset* received = acltdtCreateDataset();
+    CHECK_EQ(acltdtReceiveTensor(h, received, 0), ACL_SUCCESS);
+    CHECK(is_message(received, 5));
+    CHECK_EQ(acltdtDestroyDataset(received), ACL_SUCCESS);
+    destroy_numbered(users);
+    destroy_numbered(sent);
+    CHECK_EQ(acltdtDestroyChannel(h), ACL_SUCCESS);
+    unsetenv("FERRY_TDT_SHARED");
+    CHECK_EQ(leftovers(), 0);
+}
+
 /* Handles of one process meet; another capacity or message size is refused, here and in
  * another process. */
 static void mismatched_capacity(void) {
@@ -571,6 +598,7 @@ int main(int argc, char** argv) {
     RUN(peer_lost_wakes_a_blocked_receive);
     RUN(default_stays_in_process);
     RUN(oversize_message_sends_nothing);
+    RUN(receive_validates_first);
     RUN(mismatched_capacity);
     CHECK_EQ(leftovers(), 0);
     return check_summary();
