@@ -10,7 +10,9 @@
 // on a channel in shared memory (shared.hpp); each step below branches once on which.
 // One payload copy per message: a send serializes the dataset into a pooled buffer (the copy),
 // the buffer moves through the channel, and the receiving dataset adopts it (its items point into
-// it) and hands its previous buffer back to the pool — no allocation per message once warm.
+// it) and hands its previous buffer back to the pool — no allocation per message once warm. A
+// shared channel copies twice: the send serializes into the shared cell, the receive copies the
+// cell into a pooled buffer that the dataset adopts in the same way.
 
 #include "acl/acl_tdt.h"
 #include "boundary.hpp"
@@ -212,9 +214,11 @@ void stop(const acltdtChannelHandle& h) noexcept {
         h.channel->stop();
     }
 }
+
 std::size_t queued(const acltdtChannelHandle& h) noexcept {
     return h.shared != nullptr ? h.shared->queue.size() : h.channel->size();
 }
+
 void clear(const acltdtChannelHandle& h) noexcept {
     if (h.shared != nullptr) {
         (void)h.shared->queue.clear();
