@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t k_count = 15; // three rounds of the five dataset shapes
+constexpr std::size_t k_count = 10; // two rounds of the five dataset shapes
 
 template <typename Policy>
 const char* policy_name() {
@@ -289,9 +289,11 @@ TEST_CASE("stop from this process wakes a receiver blocked in another; drain aft
         REQUIRE(ch);
         auto receiver = start(channel_args<ferry::spsc>("receive-until-stopped", name, 4, 1024));
         REQUIRE(receiver->read_line() == "ready");
-        while (ch->blocked() == 0) { // observable state: the child is parked in its receive
-            std::this_thread::sleep_for(1ms);
+        const auto give_up = Clock::now() + 20s;
+        while (ch->blocked() == 0 && Clock::now() < give_up) { // the child parked in its receive
+            std::this_thread::sleep_for(1ms);                  // polls observable state
         }
+        REQUIRE(ch->blocked() == 1);
         ch->stop();
         CHECK(receiver->read_line() == std::to_string(static_cast<int>(Status::stopped)));
         REQUIRE(receiver->wait_exit() == 0);
@@ -401,4 +403,56 @@ TEST_CASE("a receiver killed while holding a view: the blocked sender gets peer_
         CHECK(took < 100ms);
     }
     require_gone(name);
+}
+
+TEST_CASE("a loan or view outlives its channel object; a closed channel answers uninitialized",
+          "[ipc]") {
+    const auto name = unique_name("msg-lifetime");
+    {
+        auto receiver = MessageChannel<>::create(name, 2, 256);
+        REQUIRE(receiver);
+        auto sender = MessageChannel<>::open(name, 2, 256);
+        REQUIRE(sender);
+        auto loan = sender->loan(4);
+        REQUIRE(loan);
+        sender->close(); // the loan keeps the segment mapped
+        CHECK(sender->send(one_u8_item(1)) == Status::uninitialized);
+        CHECK(sender->loan(1).status() == Status::uninitialized);
+        CHECK(sender->receive(ferry::no_wait).status() == Status::uninitialized);
+        CHECK(sender->receive_view(ferry::no_wait).status() == Status::uninitialized);
+        CHECK(sender->size() == 0);
+        CHECK(sender->stopped());
+        std::memcpy(loan->bytes().data(), "abcd", 4);
+        REQUIRE(loan->publish() == Status::ok);
+        CHECK_FALSE(loan->active());
+        CHECK(loan->publish() == Status::invalid_param); // once only
+
+        auto view = receiver->receive_view(ferry::no_wait);
+        REQUIRE(view);
+        receiver->close();
+        REQUIRE(view->bytes().size() == 4);
+        CHECK(std::memcmp(view->bytes().data(), "abcd", 4) == 0);
+        CHECK_FALSE(view->dataset()); // raw bytes, not a dataset's message
+        view->release();
+        CHECK(view->bytes().empty());
+        CHECK(ipc_test::leftovers(name).empty()); // the last holder removed the name
+    }
+    require_gone(name);
+}
+
+TEST_CASE("a cell header no sender writes is refused, never read past", "[ipc]") {
+    namespace detail = ferry::ipc::detail;
+    alignas(64) std::byte cell[detail::k_cell_header_bytes + 64] = {};
+    detail::write_cell_header(cell, detail::CellKind::message, 64);
+    CHECK(detail::read_cell(cell, 64).valid);
+    CHECK(detail::read_cell(cell, 64).bytes.size() == 64);
+    CHECK_FALSE(detail::read_cell(cell, 63).valid); // longer than this reader's maximum
+    detail::write_cell_header(cell, static_cast<detail::CellKind>(7), 1);
+    CHECK_FALSE(detail::read_cell(cell, 64).valid);
+    detail::write_cell_header(cell, detail::CellKind::cancelled, 0);
+    CHECK(detail::read_cell(cell, 64).kind == detail::CellKind::cancelled);
+    CHECK(detail::cell_bytes_for(1) == 128);
+    CHECK(detail::cell_bytes_for(64) == 128);
+    CHECK(detail::cell_bytes_for(65) == 192);
+    CHECK(detail::cell_bytes_for(SIZE_MAX) == 0);
 }

@@ -169,6 +169,42 @@ TEST_CASE("a participant that is a zombie counts as dead", "[ipc]") {
     require_no_leftovers(name);
 }
 
+TEST_CASE("lost_participant names a participant that died, not one that closed", "[ipc]") {
+    const auto name = unique_name("lost");
+    const Scrub scrub{name};
+    auto segment = Segment::create(name, 4096, k_tag);
+    REQUIRE(segment);
+    Child closer{"open-write", name, "1"}; // opens and closes normally
+    REQUIRE(closer.wait_exit() == 0);
+    Child holder{"open-hold", name};
+    REQUIRE(holder.read_line() == "ready");
+    CHECK_FALSE(segment->lost_participant()); // alive, or closed
+    holder.kill_leaving_zombie();
+    CHECK(segment->lost_participant() == holder.pid());
+    segment->close();
+    CHECK_FALSE(segment->lost_participant()); // closed: nothing to watch
+    REQUIRE(Segment::unlink(name));
+}
+
+TEST_CASE("close_and_remove_if_last removes the name only when no live participant is left",
+          "[ipc]") {
+    const auto name = unique_name("remove-last");
+    const Scrub scrub{name};
+    auto segment = Segment::create(name, 4096, k_tag);
+    REQUIRE(segment);
+    Child holder{"open-hold", name};
+    REQUIRE(holder.read_line() == "ready");
+    auto second = Segment::open(name, k_tag);
+    REQUIRE(second);
+    REQUIRE(segment->close_and_remove_if_last());
+    CHECK_FALSE(segment->is_open());
+    CHECK(exists(name)); // `second` and the holder are live
+    holder.kill_leaving_zombie();
+    REQUIRE(second->close_and_remove_if_last()); // the dead holder does not count
+    CHECK_FALSE(exists(name));
+    require_no_leftovers(name);
+}
+
 TEST_CASE("a file whose creator never wrote its header is reclaimed after the wait", "[ipc]") {
     const auto name = unique_name("headerless");
     const Scrub scrub{name};

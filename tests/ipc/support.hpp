@@ -53,26 +53,28 @@ inline std::vector<std::string> leftovers(const std::string& prefix) {
     return found;
 }
 
-inline std::string helper_path() {
-    if (const char* path = std::getenv("FERRY_IPC_HELPER")) {
+// The helper binary named by `env` (set by meson), else `fallback` next to this executable.
+inline std::string helper_path(const char* env = "FERRY_IPC_HELPER",
+                               const char* fallback = "test-ipc-segment-helper") {
+    if (const char* path = std::getenv(env)) {
         return path;
     }
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     std::string dir(self, n > 0 ? static_cast<std::size_t>(n) : 0);
-    return dir.substr(0, dir.rfind('/') + 1) + "test-ipc-segment-helper";
+    return dir.substr(0, dir.rfind('/') + 1) + fallback;
 }
 
 // The helper, started with fork + exec; its stdin and stdout are pipes to this process.
 class Child {
 public:
-    explicit Child(std::initializer_list<std::string> args) {
+    explicit Child(std::initializer_list<std::string> args) : Child(helper_path(), args) {}
+    Child(const std::string& path, std::initializer_list<std::string> args) {
         int in[2];
         int out[2];
         if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
             std::abort();
         }
-        const std::string path = helper_path();
         std::vector<std::string> storage{path};
         storage.insert(storage.end(), args.begin(), args.end());
         std::vector<char*> argv;

@@ -14,9 +14,10 @@
 //
 // Semantics (full guide: docs/processes.md, Message channels): capacity N holds exactly N
 // messages; timeouts are never early; stop from any process is sticky, wakes every blocked call
-// in every process and lets receivers drain; a participant that dies makes the calls that wait
-// on it answer peer_lost. Policy spsc: one sending and one receiving thread, across all
-// processes, at a time; mpmc: any number.
+// in every process and lets receivers drain; a participant that dies makes the channel lost:
+// blocked calls (within 100 ms) and every later call answer peer_lost. A dropped loan becomes a
+// cancelled marker receivers skip. Policy spsc: one sending and one receiving thread, across
+// all processes, at a time; mpmc: any number.
 
 #include <chrono>
 #include <cstddef>
@@ -75,7 +76,7 @@ using MessageStatePtr = std::shared_ptr<MessageState>;
 
 // A cell claimed for one message: write bytes(), then publish(). Dropping (or cancel()) an
 // unpublished loan publishes a "cancelled" marker that receivers skip, so the position it held
-// never blocks the channel (docs/processes.md, Loans).
+// never blocks the channel (docs/processes.md, Message channels, Loan rules).
 class MessageLoan {
 public:
     MessageLoan() noexcept = default;

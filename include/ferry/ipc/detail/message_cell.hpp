@@ -96,11 +96,11 @@ struct CellContent {
 inline constexpr std::uint32_t k_message_layout_version = 1;
 
 // The tag: the name above, the version, and the cell header's size and alignment, mixed with the
-// ring's own tag hash so that a change to the ring's layout is refused too.
+// ring's format number so that a build whose ring is laid out differently is refused too.
 [[nodiscard]] inline LayoutTag message_layout_tag(std::string_view name,
-                                                  std::uint64_t ring_hash) noexcept {
+                                                  std::uint64_t ring_format) noexcept {
     LayoutTag tag = layout_tag_of<MessageCellHeader>(name, k_message_layout_version);
-    tag.hash = fnv1a(tag.hash, ring_hash);
+    tag.hash = fnv1a(tag.hash, ring_format);
     return tag;
 }
 

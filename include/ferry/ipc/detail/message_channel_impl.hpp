@@ -145,10 +145,8 @@ Result<MessageLoan> MessageChannel<Policy>::loan(std::size_t bytes, Timeout time
 
 template <ChannelPolicy Policy>
 Status MessageChannel<Policy>::send(const Dataset& ds, Timeout timeout) noexcept {
-    if (!state_) {
-        return Status::uninitialized;
-    }
     // Checked before claiming: an oversized or unsendable dataset leaves the channel unchanged.
+    // A closed channel is loan()'s to report.
     const Result<std::size_t> size = serialized_size(ds);
     if (!size) {
         return size.status();

@@ -108,7 +108,7 @@ public:
     // is not initialised yet (its creator is still constructing it: poll again).
     [[nodiscard]] static SharedRing* attach(std::span<std::byte> memory, std::size_t capacity,
                                             std::size_t cell_bytes, RingPolicy policy,
-                                            std::string* why) noexcept;
+                                            std::string* why);
 
     SharedRing(const SharedRing&) = delete;
     SharedRing& operator=(const SharedRing&) = delete;
@@ -286,7 +286,6 @@ private:
     alignas(k_ring_line) std::uint32_t items_word_ = 0; // receivers park here
     alignas(k_ring_line) std::uint32_t slots_word_ = 0; // senders park here
     alignas(k_ring_line) std::uint32_t blocked_ = 0;
-    std::uint32_t reserved_ = 0;
     std::int64_t next_watch_ns_ = 0; // steady-clock time of the next no-wait peer check
 };
 

@@ -6,8 +6,7 @@
 namespace ferry::ipc::detail {
 
 inline SharedRing* SharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
-                                      std::size_t cell_bytes, RingPolicy policy,
-                                      std::string* why) noexcept {
+                                      std::size_t cell_bytes, RingPolicy policy, std::string* why) {
     auto fail = [why](const char* text) -> SharedRing* {
         if (why != nullptr) {
             *why = text;
@@ -162,7 +161,9 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool m
             }
             next_watch = now + k_watch_slice;
         }
-        const auto wake_at = o.pending ? next_watch : std::min(deadline, next_watch);
+        // Sliced only while there are peers to watch; a pending head ignores the deadline.
+        const auto until = o.pending ? clock::time_point::max() : deadline;
+        const auto wake_at = peers == nullptr ? until : std::min(until, next_watch);
         ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
     }
 }

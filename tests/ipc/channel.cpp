@@ -1,0 +1,230 @@
+// ferry::ipc::Channel across processes: tests/ipc/channel_helper.cpp is the other process.
+// Every blocking call here is bounded (a hang fails as timed_out, not as a stuck test), and
+// every hand-off waits for observable state: a line from the child, or blocked() of the ring.
+#include "channel_support.hpp"
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+using ferry::Status;
+using ipc_test::Child;
+using ipc_test::make_message;
+using ipc_test::Message;
+using ipc_test::Small;
+using ipc_test::unique_name;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto k_bound = 10s; // what "would hang" is cut off at
+
+// 10^6; FERRY_IPC_MESSAGES overrides it by hand (tests/ipc/meson.build).
+std::uint64_t message_count() {
+    const char* text = std::getenv("FERRY_IPC_MESSAGES");
+    return text != nullptr ? std::strtoull(text, nullptr, 10) : 1000000;
+}
+
+Child helper(std::initializer_list<std::string> args) {
+    return Child(ipc_test::channel_helper(), args);
+}
+// Milliseconds from a steady-clock stamp the child printed (CLOCK_MONOTONIC is system-wide).
+std::int64_t ms_since(const std::string& stamp_ns) {
+    return (ipc_test::now_ns() - std::stoll(stamp_ns)) / 1000000;
+}
+std::string code(Status s) {
+    return std::to_string(static_cast<int>(s));
+}
+bool parked(const auto& channel) {
+    return ipc_test::poll_for([&] { return channel.blocked() >= 1; });
+}
+
+// Receives `count` messages and checks each: per producer, sequences 0, 1, 2, ... in order with
+// a valid checksum. Returns the next expected sequence of each producer (1 and 2).
+template <typename ChannelType>
+std::array<std::uint64_t, 3> receive_checked(ChannelType& channel, std::uint64_t count,
+                                             std::uint64_t& bad) {
+    std::array<std::uint64_t, 3> next{};
+    for (std::uint64_t i = 0; i < count; ++i) {
+        auto r = channel.receive_for(k_bound);
+        if (!r) {
+            FAIL("receive " << i << " answered " << static_cast<int>(r.status()));
+        }
+        const Message m = *r;
+        const bool known = m.producer == 1 || m.producer == 2;
+        if (known && m.sequence == next[m.producer] &&
+            m.check == ipc_test::checksum(m.sequence, m.producer)) {
+            ++next[m.producer];
+        } else {
+            ++bad;
+        }
+    }
+    return next;
+}
+
+} // namespace
+
+TEST_CASE("ipc channel: spsc carries every message between processes intact and in order",
+          "[ipc]") {
+    const auto n = message_count();
+    const auto name = unique_name("stream");
+    auto channel = ipc_test::Stream::create(name);
+    REQUIRE(channel);
+    Child child = helper({"send", name, "stream", "1", std::to_string(n)});
+    std::uint64_t bad = 0;
+    const auto next = receive_checked(*channel, n, bad);
+    CHECK(bad == 0);
+    CHECK(next[1] == n);
+    CHECK(child.read_line() == "done");
+    CHECK(child.wait_exit() == 0);
+    CHECK(channel->try_receive().status() == Status::empty);
+}
+
+TEST_CASE("ipc channel: mpmc from two producer processes delivers each producer's messages "
+          "exactly once and in order",
+          "[ipc]") {
+    const auto n = message_count();
+    const auto name = unique_name("shared");
+    auto channel = ipc_test::Shared::create(name);
+    REQUIRE(channel);
+    Child a = helper({"send", name, "shared", "1", std::to_string(n / 2)});
+    Child b = helper({"send", name, "shared", "2", std::to_string(n / 2)});
+    std::uint64_t bad = 0;
+    const auto next = receive_checked(*channel, 2 * (n / 2), bad);
+    CHECK(bad == 0);
+    CHECK(next[1] == n / 2);
+    CHECK(next[2] == n / 2);
+    CHECK(a.wait_exit() == 0);
+    CHECK(b.wait_exit() == 0);
+    CHECK(channel->try_receive().status() == Status::empty);
+}
+
+TEST_CASE("ipc channel: holds exactly its capacity across processes, and drains after stop",
+          "[ipc]") {
+    const auto name = unique_name("capacity");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"fill", name});
+    REQUIRE(child.read_line() == std::to_string(ipc_test::k_small)); // the child filled it
+    CHECK(channel->size() == ipc_test::k_small);
+    CHECK(channel->try_send(make_message(99, 0)) == Status::full);
+    channel->stop();
+    CHECK(channel->send(make_message(99, 0)) == Status::stopped);
+    for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) { // queued items still come out
+        auto r = channel->receive_for(k_bound);
+        REQUIRE(r);
+        CHECK(r->sequence == i);
+    }
+    CHECK(channel->receive_for(k_bound).status() == Status::stopped);
+    CHECK(channel->size() == 0);
+    child.release();
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: a receive that finds the head claimed in another process waits for its "
+          "publication, even a no-wait receive",
+          "[ipc]") {
+    // Reporting "empty" there would let a later send that already answered ok be overtaken,
+    // and a receive after stop() miss it (docs/channel.md, "A send in flight").
+    const auto name = unique_name("pending");
+    auto channel = ipc_test::SmallShared::create(name);
+    REQUIRE(channel);
+    Child child = helper({"claim-publish", name});
+    REQUIRE(child.read_line() == "claimed");
+    auto r = channel->try_receive(); // parks until the child, seeing it parked, publishes
+    REQUIRE(r);
+    CHECK(r->sequence == 42);
+    CHECK(r->check == ipc_test::checksum(42, 1));
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: timeouts are never early, whichever process filled the channel", "[ipc]") {
+    const auto name = unique_name("timeouts");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"fill", name});
+    REQUIRE(child.read_line() == std::to_string(ipc_test::k_small));
+    auto start = Clock::now();
+    CHECK(channel->send_for(make_message(0, 0), 30ms) == Status::timed_out);
+    CHECK(Clock::now() - start >= 30ms);
+    CHECK(channel->clear() == ipc_test::k_small);
+    start = Clock::now();
+    CHECK(channel->receive_for(30ms).status() == Status::timed_out);
+    CHECK(Clock::now() - start >= 30ms);
+    const auto deadline = Clock::now() + 25ms;
+    CHECK(channel->receive_until(deadline).status() == Status::timed_out);
+    CHECK(Clock::now() >= deadline);
+    CHECK(channel->try_receive().status() == Status::empty);
+    child.release();
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: clear drops what another process queued and wakes its blocked send",
+          "[ipc]") {
+    const auto name = unique_name("clear");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"fill-then-send", name});
+    REQUIRE(child.read_line() == "full");
+    REQUIRE(parked(*channel)); // the child's ninth send is parked
+    CHECK(channel->clear() == ipc_test::k_small);
+    CHECK(child.read_line() == code(Status::ok));
+    auto r = channel->receive_for(k_bound);
+    REQUIRE(r);
+    CHECK(r->sequence == ipc_test::k_small);
+    CHECK(channel->size() == 0);
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: stop from either process wakes the calls blocked in the other", "[ipc]") {
+    const auto name = unique_name("stop");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    SECTION("the other process stops this one's blocked receive") {
+        Child child = helper({"stop-when-blocked", name});
+        CHECK(channel->receive_for(k_bound).status() == Status::stopped);
+        CHECK(child.wait_exit() == 0);
+    }
+    SECTION("this process stops the other's blocked receive") {
+        Child child = helper({"receive", name});
+        REQUIRE(child.read_line() == "ready");
+        REQUIRE(parked(*channel));
+        channel->stop();
+        CHECK(child.read_line() == code(Status::stopped));
+        CHECK(child.wait_exit() == 0);
+    }
+    SECTION("this process stops the other's blocked send") {
+        Child child = helper({"fill-then-send", name});
+        REQUIRE(child.read_line() == "full");
+        REQUIRE(parked(*channel));
+        channel->stop();
+        CHECK(child.read_line() == code(Status::stopped));
+        CHECK(child.wait_exit() == 0);
+    }
+    CHECK(channel->stopped());
+    CHECK(channel->send(make_message(0, 0)) == Status::stopped); // sticky
+}
+
+TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shared futex alone",
+          "[ipc]") {
+    // Without peers to watch, a wait is not sliced: only the futex wake from the other process
+    // can end it before the deadline (a process-private futex would sleep the full 5 s).
+    const auto name = unique_name("futex");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    auto raw = ipc_test::open_raw<Small>(name);
+    REQUIRE(raw);
+    Child child = helper({"ring-stop-when-blocked", name});
+    ferry::ipc::detail::SharedRing::Claim claim;
+    CHECK(raw->ring->acquire(claim, Clock::now() + 5s, true, nullptr) == Status::stopped);
+    CHECK(ms_since(child.read_line()) < 1000);
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: no channel of this run is left in /dev/shm after every process closed",
+          "[ipc]") {
+    CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
+}
