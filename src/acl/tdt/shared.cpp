@@ -3,7 +3,6 @@
 
 #include "shared.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -110,18 +109,20 @@ struct Table {
     }
 };
 
-// Creates the segment, or opens it when a live process has it: the create that wins a race is the
-// only creator, the others open. Once more when the name went away between the two (its last
-// participant left), so a create racing a departure still ends on one channel.
+// Creates the segment, or opens it when a live process has it (create answers failure, "in
+// use"): of several creating at once, one creates and the others open. An open that finds the
+// segment gone or going (invalid_file: its last process left between the two steps, removed it
+// while this one attached, or died creating it) starts over, a few times; after that the open's
+// error stands — a layout mismatch, too, ends there.
 ipc::Expected<SharedChannel::Queue> create_or_open(const std::string& name, std::size_t capacity,
                                                    std::size_t bytes) {
     for (int attempt = 0;; ++attempt) {
         auto made = SharedChannel::Queue::create(name, capacity, bytes);
-        if (made || made.status() != Status::failure) { // failure: in use by a live process
+        if (made || made.status() != Status::failure) {
             return made;
         }
         auto opened = SharedChannel::Queue::open(name, capacity, bytes);
-        if (opened || opened.error().error_number != ENOENT || attempt == 3) {
+        if (opened || opened.status() != Status::invalid_file || attempt == 3) {
             return opened;
         }
     }
