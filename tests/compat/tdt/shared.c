@@ -8,23 +8,16 @@
 #include "acl/acl_base.h"
 #include "acl/acl_tdt.h"
 #include "check.h"
+#include "processes.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 enum { k_values = 256, k_messages = 40 };
-
-static char tag[64];   /* in every channel name: "ferrytest<pid>", to find leftovers in /dev/shm */
-static char self[512]; /* this executable, for exec */
 
 /* ---- datasets with a checksum ---- */
 
@@ -64,87 +57,6 @@ static int is_message(const acltdtDataset* received, int i) {
         sum += v[k];
     }
     return v[k_values - 1] == sum;
-}
-
-/* ---- the other process ---- */
-
-/* Starts this program with `role` and up to three arguments (NULL ends the list early). */
-static pid_t spawn(const char* role, const char* a, const char* b, const char* c) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        execl(self, self, role, a, b, c, (char*)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* The child's exit status; -1 (and the child killed) when it has not exited within `ms`. */
-static int wait_child(pid_t pid, double ms) {
-    const double deadline = check_now_ms() + ms;
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (check_now_ms() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return -1;
-        }
-        sched_yield();
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
-}
-
-/* Reads one byte from `fd` (the child's "I got this far"); 0 on EOF. */
-static char wait_byte(int fd) {
-    char c = 0;
-    while (read(fd, &c, 1) < 0 && errno == EINTR) {
-    }
-    return c;
-}
-
-/* Whether thread `tid` of `pid` is inside a futex wait (/proc/<pid>/task/<tid>/syscall). */
-static int in_futex(pid_t pid, pid_t tid) {
-    char path[128];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-    FILE* f = fopen(path, "r");
-    long number = -1;
-    if (f != NULL) {
-        if (fscanf(f, "%ld", &number) != 1) {
-            number = -1;
-        }
-        fclose(f);
-    }
-    return number == SYS_futex;
-}
-
-/* Waits until thread `tid` of `pid` is parked in a futex (a blocked receive parks in slices,
- * so it is seen there repeatedly); 0 if that did not happen within 10 s. */
-static int wait_parked(pid_t pid, pid_t tid) {
-    const double deadline = check_now_ms() + 10000;
-    while (!in_futex(pid, tid)) {
-        if (check_now_ms() > deadline) {
-            return 0;
-        }
-        sched_yield();
-    }
-    return 1;
-}
-
-/* Segments under /dev/shm whose name holds this run's tag. */
-static int leftovers(void) {
-    int n = 0;
-    DIR* dir = opendir("/dev/shm");
-    if (dir == NULL) {
-        return 0;
-    }
-    for (struct dirent* e = readdir(dir); e != NULL; e = readdir(dir)) {
-        if (strstr(e->d_name, tag) != NULL) {
-            fprintf(stderr, "leftover: /dev/shm/%s\n", e->d_name);
-            ++n;
-        }
-    }
-    closedir(dir);
-    return n;
 }
 
 /* ---- the child's roles: the exit status is the verdict ---- */
@@ -399,15 +311,6 @@ static void creation_race(void) {
     }
 }
 
-/* A pipe whose write end the child inherits; returns the read end, `arg` its write end's number. */
-static int child_pipe(int* write_end, char* arg, size_t size) {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    *write_end = fds[1];
-    snprintf(arg, size, "%d", fds[1]);
-    return fds[0];
-}
-
 static void stop_wakes_the_other_process(void) {
     char name[128];
     char fd_arg[16];
@@ -555,6 +458,38 @@ static void receive_validates_first(void) {
     CHECK_EQ(leftovers(), 0);
 }
 
+/* Names that a careless encoding would merge stay different channels: "_" and its escape, and
+ * two names that differ only in their last character in the base64url form. */
+static void similar_names_stay_apart(void) {
+    char names[4][128];
+    channel_name(names[0], sizeof names[0], "_y");
+    channel_name(names[1], sizeof names[1], ".5Fy");
+    for (int i = 2; i < 4; ++i) {
+        channel_name(names[i], sizeof names[i], "");
+        const size_t used = strlen(names[i]);
+        memset(names[i] + used, ' ', 127 - used);
+        names[i][126] = i == 2 ? '!' : '?';
+        names[i][127] = '\0';
+    }
+    setenv("FERRY_TDT_SHARED", "*", 1);
+    float values[k_values];
+    acltdtDataset* dataset = numbered_dataset(values, 1);
+    for (int pair = 0; pair < 4; pair += 2) {
+        acltdtChannelHandle* first = acltdtCreateChannelWithCapacity(0, names[pair], 2);
+        acltdtChannelHandle* second = acltdtCreateChannelWithCapacity(0, names[pair + 1], 2);
+        REQUIRE(first != NULL && second != NULL);
+        CHECK_EQ(acltdtSendTensor(first, dataset, 0), ACL_SUCCESS);
+        size_t size = 99;
+        CHECK_EQ(acltdtQueryChannelSize(second, &size), ACL_SUCCESS);
+        CHECK_EQ(size, 0);
+        CHECK_EQ(acltdtDestroyChannel(first), ACL_SUCCESS);
+        CHECK_EQ(acltdtDestroyChannel(second), ACL_SUCCESS);
+    }
+    destroy_numbered(dataset);
+    unsetenv("FERRY_TDT_SHARED");
+    CHECK_EQ(leftovers(), 0);
+}
+
 /* Handles of one process meet; another capacity or message size is refused, here and in
  * another process. */
 static void mismatched_capacity(void) {
@@ -599,6 +534,7 @@ int main(int argc, char** argv) {
     RUN(default_stays_in_process);
     RUN(oversize_message_sends_nothing);
     RUN(receive_validates_first);
+    RUN(similar_names_stay_apart);
     RUN(mismatched_capacity);
     CHECK_EQ(leftovers(), 0);
     return check_summary();
