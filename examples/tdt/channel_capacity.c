@@ -4,6 +4,9 @@
  * capacity N holds exactly N, so the second send succeeds and the third answers
  * ACL_ERROR_RT_QUEUE_FULL (207014); CANN's device ring holds N - 1 and would take the other branch
  * at the second send. Expected output: channel_capacity.expected.
+ * With a role argument ("send" / "receive", ferry's addition) the sends run in one process and a
+ * second process, over a channel FERRY_TDT_SHARED shares, receives what they queued:
+ * channel_capacity.{send,receive}.expected.
  */
 #include "tdt_sample_utils.h"
 
@@ -44,8 +47,38 @@ static int FillChannel(acltdtChannelHandle* channel, acltdtDataset* const datase
     return 0;
 }
 
-static int CleanupChannel(acltdtChannelHandle* channel) {
+/* The receiving process: takes the two messages the sender queued. */
+static int DrainChannel(acltdtChannelHandle* channel) {
+    acltdtDataset* recv = acltdtCreateDataset();
+    size_t channelSize = 0;
+    if (recv == NULL) {
+        return -1;
+    }
+    WaitForSender();
     int result = 0;
+    for (int i = 0; i < 2 && result == 0; ++i) {
+        aclError ret = acltdtReceiveTensor(channel, recv, 1000);
+        const acltdtDataItem* item = acltdtGetDataItem(recv, 0);
+        const float* data = item != NULL ? acltdtGetDataAddrFromItem(item) : NULL;
+        if (ret != ACL_SUCCESS || data == NULL) {
+            ERROR_LOG("Operation failed: acltdtReceiveTensor returned error code %d", ret);
+            result = -1;
+        } else {
+            INFO_LOG("Received dataset %d: firstValue=%.3f", i + 1, (double)data[0]);
+        }
+    }
+    if (result == 0 && acltdtQueryChannelSize(channel, &channelSize) == ACL_SUCCESS) {
+        INFO_LOG("Channel size after receiving: %zu", channelSize);
+    }
+    DestroyDataset(recv);
+    return result;
+}
+
+static int CleanupChannel(acltdtChannelHandle* channel, SampleRole role) {
+    int result = 0;
+    if (role == ROLE_SEND) { /* a clean would drop what the receiving process has yet to take */
+        return acltdtDestroyChannel(channel) == ACL_SUCCESS ? 0 : -1;
+    }
     aclError ret = acltdtCleanChannel(channel);
     if (ret != ACL_SUCCESS) {
         ERROR_LOG("Operation failed: acltdtCleanChannel(channel) returned error code %d", ret);
@@ -64,7 +97,11 @@ static int CleanupChannel(acltdtChannelHandle* channel) {
     return result;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+    const SampleRole role = ParseRole(argc, argv);
+    if (role == ROLE_UNKNOWN) {
+        return 2;
+    }
     CHECK_ERROR(aclInit(NULL));
     CHECK_ERROR(aclrtSetDevice(0));
     int result = 0;
@@ -81,10 +118,12 @@ int main(void) {
         if (datasets[0] == NULL || datasets[1] == NULL || datasets[2] == NULL) {
             ERROR_LOG("creating the datasets failed");
             result = -1;
+        } else if (role == ROLE_RECEIVE) {
+            result = DrainChannel(channel);
         } else {
             result = FillChannel(channel, datasets);
         }
-        if (CleanupChannel(channel) != 0) {
+        if (CleanupChannel(channel, role) != 0) {
             result = -1;
         }
         for (int i = 0; i < 3; ++i) {

@@ -3,6 +3,8 @@
  * against ferry-acl: one process sends a 1x4 float tensor through a capacity-2 queue channel and
  * receives it back, printing the dataset before and after and the channel size around each step.
  * Expected output: simple_channel.expected (dims (1, 4): the sample README's "(2, 2)" is stale).
+ * With a role argument ("send" / "receive", ferry's addition) each half runs in its own process
+ * over a channel FERRY_TDT_SHARED shares: simple_channel.{send,receive}.expected.
  */
 #include "tdt_sample_utils.h"
 
@@ -24,12 +26,17 @@ static void DumpDataset(const acltdtDataset* dataset) {
              data != NULL ? (double)data[0] : 0.0);
 }
 
-static int SendAndReceive(acltdtChannelHandle* channel, acltdtDataset* send, acltdtDataset* recv) {
+static int SendHalf(acltdtChannelHandle* channel, acltdtDataset* send) {
     size_t channelSize = 0;
     DumpDataset(send);
     CHECK_ERROR(acltdtSendTensor(channel, send, 1000));
     CHECK_ERROR(acltdtQueryChannelSize(channel, &channelSize));
     INFO_LOG("Channel size after send: %zu", channelSize);
+    return 0;
+}
+
+static int ReceiveHalf(acltdtChannelHandle* channel, acltdtDataset* recv) {
+    size_t channelSize = 0;
     CHECK_ERROR(acltdtReceiveTensor(channel, recv, 1000));
     DumpDataset(recv);
     CHECK_ERROR(acltdtQueryChannelSize(channel, &channelSize));
@@ -37,8 +44,23 @@ static int SendAndReceive(acltdtChannelHandle* channel, acltdtDataset* send, acl
     return 0;
 }
 
-static int CleanupChannel(acltdtChannelHandle* channel) {
+static int RunRole(SampleRole role, acltdtChannelHandle* channel, acltdtDataset* send,
+                   acltdtDataset* recv) {
+    if (role == ROLE_SEND) {
+        return SendHalf(channel, send);
+    }
+    if (role == ROLE_RECEIVE) {
+        WaitForSender();
+        return ReceiveHalf(channel, recv);
+    }
+    return SendHalf(channel, send) == 0 ? ReceiveHalf(channel, recv) : -1;
+}
+
+static int CleanupChannel(acltdtChannelHandle* channel, SampleRole role) {
     int result = 0;
+    if (role == ROLE_SEND) { /* a clean would drop what the receiving process has yet to take */
+        return acltdtDestroyChannel(channel) == ACL_SUCCESS ? 0 : -1;
+    }
     aclError ret = acltdtCleanChannel(channel);
     if (ret != ACL_SUCCESS) {
         ERROR_LOG("Operation failed: acltdtCleanChannel(channel) returned error code %d", ret);
@@ -57,7 +79,11 @@ static int CleanupChannel(acltdtChannelHandle* channel) {
     return result;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+    const SampleRole role = ParseRole(argc, argv);
+    if (role == ROLE_UNKNOWN) {
+        return 2;
+    }
     CHECK_ERROR(aclInit(NULL));
     CHECK_ERROR(aclrtSetDevice(0));
     int result = 0;
@@ -73,9 +99,9 @@ int main(void) {
             ERROR_LOG("creating the datasets failed");
             result = -1;
         } else {
-            result = SendAndReceive(channel, send, recv);
+            result = RunRole(role, channel, send, recv);
         }
-        if (CleanupChannel(channel) != 0) {
+        if (CleanupChannel(channel, role) != 0) {
             result = -1;
         }
         DestroyDataset(recv);

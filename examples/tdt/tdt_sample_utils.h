@@ -6,10 +6,11 @@
 #ifndef FERRY_EXAMPLES_TDT_SAMPLE_UTILS_H
 #define FERRY_EXAMPLES_TDT_SAMPLE_UTILS_H
 
-#include <stdio.h>
-
 #include "acl/acl.h"
 #include "acl/acl_tdt.h"
+
+#include <stdio.h>
+#include <string.h>
 
 /* (prefix, format, args) as three printf calls: ISO C11 has no portable empty __VA_ARGS__. */
 #define INFO_LOG(...) (printf("[INFO]  "), printf(__VA_ARGS__), printf("\n"))
@@ -48,6 +49,36 @@ static inline void DestroyDatasetAndItems(acltdtDataset* dataset) {
         (void)acltdtDestroyDataItem(acltdtGetDataItem(dataset, i));
     }
     (void)acltdtDestroyDataset(dataset);
+}
+
+/* The optional role argument (ferry's addition): no argument runs CANN's single-process sample;
+ * "send" / "receive" run its two halves as two processes, over a channel that FERRY_TDT_SHARED
+ * shares (docs/c-api.md#channels-shared-between-processes; tools/tdt_two_processes.py runs both).
+ */
+typedef enum { ROLE_BOTH, ROLE_SEND, ROLE_RECEIVE, ROLE_UNKNOWN } SampleRole;
+
+static inline SampleRole ParseRole(int argc, char** argv) {
+    if (argc < 2) {
+        return ROLE_BOTH;
+    }
+    if (argc == 2 && strcmp(argv[1], "send") == 0) {
+        return ROLE_SEND;
+    }
+    if (argc == 2 && strcmp(argv[1], "receive") == 0) {
+        return ROLE_RECEIVE;
+    }
+    fprintf(stderr, "usage: %s [send | receive]\n", argv[0]);
+    return ROLE_UNKNOWN;
+}
+
+/* The receiving process: says it holds its channel handle, then waits for a line on stdin — the
+ * sender has finished — so that what the sender printed about the channel (its size after each
+ * send) cannot depend on how fast this process receives. */
+static inline void WaitForSender(void) {
+    INFO_LOG("Receiver ready");
+    fflush(stdout);
+    for (int c = getchar(); c != EOF && c != '\n'; c = getchar()) {
+    }
 }
 
 /* A dataset a receive filled owns its items: destroying the dataset frees them. */

@@ -4,14 +4,20 @@
 //
 //   send:    full, timed out or stopped        → ACL_ERROR_RT_QUEUE_FULL  (207014)
 //   receive: empty, timed out or stopped+drained → ACL_ERROR_RT_QUEUE_EMPTY (207013)
+//   shared between processes, either: the other process died → ACL_ERROR_FERRY_PEER_LOST (900003)
 //
+// A handle is on an in-process registry channel, or — when FERRY_TDT_SHARED names the channel —
+// on a channel in shared memory (shared.hpp); each step below branches once on which.
 // One payload copy per message: a send serializes the dataset into a pooled buffer (the copy),
 // the buffer moves through the channel, and the receiving dataset adopts it (its items point into
-// it) and hands its previous buffer back to the pool — no allocation per message once warm.
+// it) and hands its previous buffer back to the pool — no allocation per message once warm. A
+// shared channel copies twice: the send serializes into the shared cell, the receive copies the
+// cell into a pooled buffer that the dataset adopts in the same way.
 
 #include "acl/acl_tdt.h"
 #include "boundary.hpp"
 #include "handles.hpp"
+#include "shared.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -73,6 +79,46 @@ acltdtChannelHandle* publish(ferry::acl::MessageRegistry::Entry&& entry, std::si
     }
 }
 
+// The name of a channel to be created, less the TF_RECEIVE_ of a process channel's receive side.
+std::string_view base_name(ferry::ChannelKind kind, std::string_view name) noexcept {
+    const bool prefixed =
+        kind == ferry::ChannelKind::process && name.starts_with(ferry::k_receive_prefix);
+    return prefixed ? name.substr(ferry::k_receive_prefix.size()) : name;
+}
+
+// A handle on this process's share of a shared channel; on failure (bad_alloc) the share is
+// given back (and closed if it was the only one).
+acltdtChannelHandle* publish_shared(std::shared_ptr<ferry::acl::SharedChannel> shared,
+                                    bool receive_side) {
+    try {
+        auto handle = std::make_shared<acltdtChannelHandle>();
+        handle->device = shared->device;
+        handle->kind = shared->kind;
+        handle->receive_side = receive_side;
+        handle->spares = shared->spares;
+        handle->shared = shared;
+        return to_handle<acltdtChannelHandle>(Shim::get().channels.add(std::move(handle)));
+    } catch (...) {
+        (void)ferry::acl::close_shared(*shared);
+        throw;
+    }
+}
+
+// Creates a handle on the shared channel (kind, base) — NULL with the reason logged when the
+// segment cannot be created or opened, or is open with another capacity or message size.
+acltdtChannelHandle* create_shared(const char* function, std::uint32_t device,
+                                   ferry::ChannelKind kind, std::string_view name,
+                                   std::size_t capacity) {
+    const std::string_view base = base_name(kind, name);
+    const bool receive_side = base.size() != name.size();
+    ferry::acl::SharedOpened opened = ferry::acl::open_shared(device, kind, base, capacity);
+    if (opened.channel == nullptr) {
+        ferry::acl::reject(function, opened.error.c_str(), opened.status);
+        return nullptr;
+    }
+    return publish_shared(std::move(opened.channel), receive_side);
+}
+
 // CANN's int32 ms (docs/cann-contract/tdt.md#blocking-timeouts-and-wake-up): negative waits
 // forever, 0 never waits, > 0 is a bound.
 ferry::Timeout timeout_of(std::int32_t ms) noexcept {
@@ -111,9 +157,32 @@ void make_views(acltdtDataset& d, std::size_t n) {
     }
 }
 
+// A send on a shared channel: serialized straight into a loaned cell (no pooled buffer).
+aclError send_shared(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t timeout) {
+    std::size_t bytes = 0;
+    const Status s = ferry::acl::send_shared(*h.shared, d.data, timeout_of(timeout), bytes);
+    if (s == Status::ok) {
+        return ACL_SUCCESS;
+    }
+    if (s == Status::invalid_param && bytes > h.shared->queue.max_message_bytes()) {
+        const std::string why = "a message of " + std::to_string(bytes) +
+                                " bytes exceeds the shared channel's " +
+                                std::to_string(h.shared->queue.max_message_bytes()) + " (" +
+                                ferry::acl::k_shared_bytes_variable + "); nothing was sent";
+        return ferry::acl::reject("acltdtSendTensor", why.c_str());
+    }
+    if (s == Status::full || s == Status::timed_out || s == Status::stopped) {
+        return ACL_ERROR_RT_QUEUE_FULL;
+    }
+    return ferry::acl::reject("acltdtSendTensor", ferry::name_of(s), s); // peer_lost included
+}
+
 aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t timeout) {
     if (h.kind == ferry::ChannelKind::process && timeout != -1) {
         return ferry::acl::reject("acltdtSendTensor", "a TDT process channel needs timeout -1");
+    }
+    if (h.shared != nullptr) {
+        return send_shared(h, d, timeout);
     }
     const ferry::Result<std::size_t> size = ferry::serialized_size(d.data);
     if (!size) { // a kind that cannot be sent: invalid_param; an empty dataset: rt_param_invalid
@@ -135,6 +204,27 @@ aclError send(const acltdtChannelHandle& h, const acltdtDataset& d, std::int32_t
     recycle(h.spares->pool, std::move(buffer)); // a failed send hands the buffer back untouched
     const bool full = s == Status::full || s == Status::timed_out || s == Status::stopped;
     return full ? ACL_ERROR_RT_QUEUE_FULL : ferry::acl::code(s);
+}
+
+// Stop, size and clear of either kind of channel.
+void stop(const acltdtChannelHandle& h) noexcept {
+    if (h.shared != nullptr) {
+        h.shared->queue.stop(); // every process's blocked calls wake
+    } else {
+        h.channel->stop();
+    }
+}
+
+std::size_t queued(const acltdtChannelHandle& h) noexcept {
+    return h.shared != nullptr ? h.shared->queue.size() : h.channel->size();
+}
+
+void clear(const acltdtChannelHandle& h) noexcept {
+    if (h.shared != nullptr) {
+        (void)h.shared->queue.clear();
+    } else {
+        h.channel->clear();
+    }
 }
 
 // A message that was taken: parked at the channel's head again (the next receive delivers it)
@@ -166,11 +256,14 @@ aclError take(const acltdtChannelHandle& h, Taken& taken, ferry::acl::ParkedMess
     if (slot.take(taken.buffer)) {
         return ACL_SUCCESS;
     }
-    const Status s = h.channel->receive(taken.buffer, timeout_of(timeout));
+    const Status s = h.shared != nullptr
+                         ? ferry::acl::receive_shared(*h.shared, taken.buffer, timeout_of(timeout))
+                         : h.channel->receive(taken.buffer, timeout_of(timeout));
     if (s != Status::ok) {
         taken.drop();
         const bool empty = s == Status::empty || s == Status::timed_out || s == Status::stopped;
-        return empty ? ACL_ERROR_RT_QUEUE_EMPTY : ferry::acl::code(s);
+        return empty ? ACL_ERROR_RT_QUEUE_EMPTY
+                     : ferry::acl::reject("acltdtReceiveTensor", ferry::name_of(s), s);
     }
     return ACL_SUCCESS;
 }
@@ -229,16 +322,23 @@ aclError receive(const acltdtChannelHandle& h, acltdtDataset& d, std::int32_t ti
 // this was its last handle or a call is still in flight on this handle (a blocked call must wake;
 // on a shared process channel that stops it for every handle, as CANN's TdtHostStop does), then
 // the calls in flight are waited out (woken by the last one leaving) before the handle is freed.
+// A shared channel is stopped by the last handle of this process on it: the other process drains
+// what was sent, then sees it stopped (docs/c-api.md, Channels shared between processes); the
+// segment goes with the last process's participation.
 aclError destroy(HandlePtr handle) {
-    const bool last = ferry::failed(Shim::get().registry().close(handle->id)) ||
-                      Shim::get().registry().find(handle->id) == nullptr;
+    const bool shared = handle->shared != nullptr;
+    const bool last = shared ? ferry::acl::close_shared(*handle->shared)
+                             : ferry::failed(Shim::get().registry().close(handle->id)) ||
+                                   Shim::get().registry().find(handle->id) == nullptr;
     if (last || handle->calls.load(std::memory_order_acquire) != 0) {
-        handle->channel->stop();
+        stop(*handle);
     }
     ferry::acl::wait_for_calls(*handle);
     const ferry::ChannelId id = handle->id;
-    handle.reset();
-    Shim::get().forget_spares(id);
+    handle.reset(); // the last handle of a shared channel closes this process's participation
+    if (!shared) {
+        Shim::get().forget_spares(id);
+    }
     return ACL_SUCCESS;
 }
 
@@ -258,6 +358,10 @@ acltdtChannelHandle* acltdtCreateChannelWithCapacity(uint32_t deviceId, const ch
                 ferry::acl::reject("acltdtCreateChannelWithCapacity", "capacity outside [2, 8192]");
                 return nullptr;
             }
+            if (ferry::acl::shared_requested(ferry::ChannelKind::queue, name)) {
+                return create_shared("acltdtCreateChannelWithCapacity", deviceId,
+                                     ferry::ChannelKind::queue, name, capacity);
+            }
             auto entry = Shim::get().registry().create_queue(deviceId, name, capacity);
             if (!entry) {
                 ferry::acl::reject("acltdtCreateChannelWithCapacity", "registry", entry.status());
@@ -273,6 +377,11 @@ acltdtChannelHandle* acltdtCreateChannel(uint32_t deviceId, const char* name) {
             if (const char* why = check_create(deviceId, name)) {
                 ferry::acl::reject("acltdtCreateChannel", why);
                 return nullptr;
+            }
+            if (ferry::acl::shared_requested(ferry::ChannelKind::process,
+                                             base_name(ferry::ChannelKind::process, name))) {
+                return create_shared("acltdtCreateChannel", deviceId, ferry::ChannelKind::process,
+                                     name, ferry::k_process_channel_capacity);
             }
             auto entry = Shim::get().registry().open_process(deviceId, name);
             if (!entry) {
@@ -299,7 +408,7 @@ aclError acltdtStopChannel(acltdtChannelHandle* handle) {
         return ferry::acl::reject(__func__, "not a live channel handle");
     }
     // ferry differs: CANN's queue path ignores stop (docs/cann-contract/tdt.md#stop)
-    h->channel->stop();
+    stop(*h);
     return ACL_SUCCESS;
 }
 
@@ -312,7 +421,7 @@ aclError acltdtCleanChannel(acltdtChannelHandle* handle) {
         return ferry::acl::reject(__func__, "not supported on a TDT process channel",
                                   Status::feature_unsupported);
     }
-    h->channel->clear();
+    clear(*h);
     h->spares->parked.clear(); // messages a receive parked are queued ones too
     return ACL_SUCCESS;
 }
@@ -326,7 +435,7 @@ aclError acltdtQueryChannelSize(const acltdtChannelHandle* handle, size_t* size)
         return ferry::acl::reject(__func__, "not supported on a TDT process channel",
                                   Status::feature_unsupported);
     }
-    *size = h->channel->size() + h->spares->parked.size(); // parked: still to be received
+    *size = queued(*h) + h->spares->parked.size(); // parked: still to be received
     return ACL_SUCCESS;
 }
 

@@ -9,9 +9,10 @@
 //   dataset's ferry::Dataset, so the handle always describes exactly what the dataset holds.
 // - acltdtDataset: a ferry::Dataset, plus the handles CANN hands back (acltdtGetDataItem returns
 //   the very handle that was added; for a forwarded item, the dataset's own copy).
-// - acltdtChannelHandle: one handle on a registry channel; process channels share one channel
-//   between handles of the same name. A call in flight holds the handle (shared_ptr) and is
-//   counted in it, so a destroy can stop the channel, wait until the count is 0, then free.
+// - acltdtChannelHandle: one handle on a registry channel, or on a channel shared with other
+//   processes (shared.hpp); process channels share one channel between handles of the same name. A
+//   call in flight holds the handle (shared_ptr) and is counted in it, so a destroy can stop the
+//   channel, wait until the count is 0, then free.
 //
 // Every entry point looks its handles up in these tables before touching them: a value that is
 // not a live handle of the expected kind — NULL, destroyed, stale after a receive, of another kind
@@ -54,6 +55,8 @@ struct ChannelSpares {
     ParkedMessages parked; // messages a receive took but could not deliver (parked.hpp)
 };
 
+struct SharedChannel; // shared.hpp: a channel shared with other processes
+
 } // namespace ferry::acl
 
 struct acltdtDataItem {
@@ -90,7 +93,8 @@ struct acltdtChannelHandle {
     std::uint32_t device = 0;
     ferry::ChannelKind kind = ferry::ChannelKind::queue;
     bool receive_side = false; // a process channel opened through a "TF_RECEIVE_" name
-    std::shared_ptr<ferry::acl::MessageChannel> channel;
+    std::shared_ptr<ferry::acl::MessageChannel> channel; // in-process; null when `shared` is set
+    std::shared_ptr<ferry::acl::SharedChannel> shared;   // shared between processes (shared.hpp)
     std::shared_ptr<ferry::acl::ChannelSpares> spares;
     std::atomic<std::uint32_t> calls{0}; // calls in flight; a destroy waits for 0
 };

@@ -83,6 +83,10 @@ static const int ACL_ERROR_DRV_FAILURE = 500004;
 #define ACL_ERROR_RT_DRV_INTERNAL_ERROR 507899
 #define ACL_ERROR_RT_AICPU_INTERNAL_ERROR 507900
 
+/* ferry's additions (not in CANN's header; ferry's private range 900000+, docs/c-api.md):
+ * a TDT channel shared between processes (FERRY_TDT_SHARED) whose other process died. */
+#define ACL_ERROR_FERRY_PEER_LOST 900003
+
 typedef enum {
     ACL_DT_UNDEFINED = -1,
     ACL_FLOAT = 0,
