@@ -126,6 +126,46 @@ TEST_CASE("the owner's registration makes the registry resolver accept the windo
     CHECK(registry.size() == 0);
 }
 
+TEST_CASE("the owner's runtime registration makes the runtime's resolver accept the window",
+          "[ipc][afd][window]") {
+    // What aclnnInplaceFfnWorkerScheduler does: a RegistryResolver over Runtime::registry().
+    ferry::Runtime::shutdown();
+    auto booted = ferry::Runtime::instance();
+    REQUIRE(booted.has_value());
+    ferry::Runtime& rt = **booted;
+    const afd_ipc::Config c;
+    auto own = SharedWindow::create(unique_name("runtime"), afd_ipc::ffn_layout(c).total);
+    REQUIRE(own.has_value());
+    afd_ipc::init_ffn(own->data(), own->owner_base(), c);
+    using Scheduler =
+        ferry::afd::GroupSyncScheduler<ferry::afd::SpinThenPark<>, ferry::afd::LowestReady,
+                                       ferry::afd::SerialExecutor, ferry::afd::RegistryResolver>;
+    Scheduler scheduler({}, {}, {}, ferry::afd::RegistryResolver(rt.registry()));
+    const auto before = scheduler.schedule_once(own->data().data(), 2, 0, ferry::no_wait);
+    CHECK(before.status == ferry::afd::KernelStatus::param_invalid);
+
+    REQUIRE(own->register_in(rt) == Status::ok);
+    CHECK(own->is_registered());
+    CHECK(own->register_in(rt) == Status::invalid_param); // once
+    const auto after = scheduler.schedule_once(own->data().data(), 2, 0, ferry::no_wait);
+    CHECK(after.ok());
+    CHECK(after.exit == ferry::afd::ScheduleExit::timed_out); // accepted, nothing ready
+    CHECK(rt.pointer_attributes(own->data().data()).kind == ferry::MemoryKind::device);
+    // The runtime never frees it: aclrtFree refuses, a device reset keeps the record.
+    CHECK(rt.free(own->data().data()) == Status::rt_memory_free);
+    CHECK(rt.memory_used(0) == 0);
+
+    // After close the context's addresses name unmapped memory: a copy of the context is refused
+    // before anything is read through them.
+    alignas(8) std::array<std::byte, ferry::afd::k_context_size> copy{};
+    std::memcpy(copy.data(), own->data().data(), copy.size());
+    own->close();
+    CHECK(rt.registry().size() == 0); // the record went with the window
+    const auto closed = scheduler.schedule_once(copy.data(), 2, 0, ferry::no_wait);
+    CHECK(closed.status == ferry::afd::KernelStatus::param_invalid);
+    ferry::Runtime::shutdown();
+}
+
 TEST_CASE("one FFN process and two attention processes match the in-process computation",
           "[ipc][afd][concurrency]") {
     SECTION("scheduler + NORM batching") {

@@ -15,9 +15,10 @@
 // different addresses.
 //
 // The owner's destructor unlinks the name (processes that have it open keep their mapping). The
-// owner may also record the data area in an AllocationRegistry (register_in), so that a
-// RegistryResolver accepts the ScheduleContext's buffers in it; the record is erased when the
-// window closes.
+// owner may also record the data area as external memory (register_in) — in the process
+// runtime's registry, what the C API's aclnnInplaceFfnWorkerScheduler resolves against, or in an
+// AllocationRegistry of the caller's — so that a RegistryResolver accepts the ScheduleContext's
+// buffers in it; the record is erased when the window closes, and the runtime never frees it.
 
 #include <chrono>
 #include <cstddef>
@@ -29,6 +30,7 @@
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/segment.hpp>
 #include <ferry/runtime/allocation_registry.hpp>
+#include <ferry/runtime/runtime.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,8 +57,7 @@ public:
 
     SharedWindow(SharedWindow&& other) noexcept
         : segment_(std::move(other.segment_)), window_(std::exchange(other.window_, {})),
-          owner_(std::exchange(other.owner_, false)),
-          registry_(std::exchange(other.registry_, nullptr)) {}
+          owner_(std::exchange(other.owner_, false)), record_(std::move(other.record_)) {}
     SharedWindow& operator=(SharedWindow&&) = delete;
     SharedWindow(const SharedWindow&) = delete;
     SharedWindow& operator=(const SharedWindow&) = delete;
@@ -73,28 +74,30 @@ public:
     [[nodiscard]] bool is_owner() const noexcept { return owner_; }
     [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
 
-    // Owner only: records the data area as one live allocation of `device`, so a RegistryResolver
-    // over `registry` accepts buffers inside it. invalid_param for a peer or a second
-    // registration; the registry's own status when the range overlaps a recorded allocation.
-    // `registry` must outlive the registration (close() erases the record from it).
-    [[nodiscard]] Status register_in(AllocationRegistry& registry, std::int32_t device = 0) {
-        if (!owner_ || registry_ != nullptr || window_.size() == 0) {
+    // Owner only: records the data area as external memory of `device` (docs/runtime.md,
+    // External memory), so a RegistryResolver over the runtime's registry — the C API's — or over
+    // `registry` accepts buffers inside it. invalid_param for a peer, a closed window or a second
+    // registration; otherwise the status of Runtime::register_external / insert_external.
+    // The runtime or `registry` must outlive the registration (close() erases the record).
+    [[nodiscard]] Status register_in(Runtime& runtime, std::int32_t device = 0) {
+        if (!can_register()) {
             return Status::invalid_param;
         }
-        const auto base = static_cast<std::uintptr_t>(window_.owner_base());
-        const auto bytes = static_cast<std::size_t>(window_.size());
-        const Status s = registry.insert({base, bytes, bytes, device, AllocationKind::device});
-        registry_ = s == Status::ok ? &registry : nullptr;
-        return s;
+        return keep(runtime.register_external(data().data(), data().size(), device));
     }
+    [[nodiscard]] Status register_in(AllocationRegistry& registry, std::int32_t device = 0) {
+        if (!can_register()) {
+            return Status::invalid_param;
+        }
+        const auto base = reinterpret_cast<std::uintptr_t>(data().data());
+        return keep(registry.insert_external(
+            {base, data().size(), data().size(), device, AllocationKind::device}));
+    }
+    [[nodiscard]] bool is_registered() const noexcept { return record_.active(); }
 
     // Erases the registration, unlinks the name (owner) and unmaps; idempotent.
     void close() noexcept {
-        if (registry_ != nullptr) {
-            (void)registry_->erase(
-                reinterpret_cast<const void*>(static_cast<std::uintptr_t>(window_.owner_base())));
-            registry_ = nullptr;
-        }
+        record_.reset();
         if (owner_ && segment_.is_open()) {
             (void)Segment::unlink(segment_.name());
         }
@@ -118,10 +121,21 @@ private:
                               afd::Doorbell(&header().doorbell, ferry::detail::FutexScope::shared));
     }
 
+    [[nodiscard]] bool can_register() const noexcept {
+        return owner_ && !record_.active() && window_.size() != 0;
+    }
+    [[nodiscard]] Status keep(Result<ExternalRecord> made) noexcept {
+        if (!made) {
+            return made.status();
+        }
+        record_ = std::move(made).value();
+        return Status::ok;
+    }
+
     Segment segment_;
     afd::Window window_;
     bool owner_ = false;
-    AllocationRegistry* registry_ = nullptr;
+    ExternalRecord record_;
 };
 
 inline Expected<SharedWindow> SharedWindow::create(std::string_view name, std::size_t data_bytes,
