@@ -26,6 +26,7 @@
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
 #include <ferry/afd/sizes.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/wait_policy.hpp>
 #include <ferry/afd/window.hpp>
 #include <ferry/core/result.hpp>
@@ -74,7 +75,7 @@ public:
     // given, is the sender's attention flag table: masked slots get flag 1 there at once, since no
     // FFN will answer them (AttentionToFFN SetFlagInAttn,
     // docs/cann-contract/afd.md#attentiontoffn).
-    template <WaitPolicy Wait = SpinThenPark<>>
+    template <WaitPolicy Wait = AutoWait>
     [[nodiscard]] Status send(std::uint32_t session, std::uint32_t mb, std::int32_t layer,
                               std::span<const std::int32_t> expert_ids,
                               std::span<const std::byte> tokens, const Timeout& timeout = forever,
@@ -90,7 +91,7 @@ public:
         const ScheduleExit exit = detail::wait_until_ready(
             context_, wait, timeout, [&] { return desc.flag() != k_valid_flag; });
         if (exit != ScheduleExit::served) {
-            return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
+            return status_of_unserved(exit);
         }
         if (const Status s = write_descriptor(session, mb, layer, expert_ids, tokens);
             s != Status::ok) {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ferry/afd/attention_to_ffn.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
@@ -83,7 +84,7 @@ public:
                                        std::uint32_t expert_num, Batch& batch);
 
     // RECV mode: Status::ok (one micro batch gathered), stopped, timed_out or invalid_param.
-    template <WaitPolicy Wait = SpinThenPark<>>
+    template <WaitPolicy Wait = AutoWait>
     [[nodiscard]] static Status receive(ScheduleContextView ffn_context, std::uint32_t expert_num,
                                         Batch& batch, const Timeout& timeout = forever,
                                         Wait wait = {});
@@ -248,7 +249,7 @@ Status FfnWorkerBatching::receive(ScheduleContextView v, std::uint32_t expert_nu
         return true;
     });
     if (exit != ScheduleExit::served) {
-        return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
+        return status_of_unserved(exit);
     }
     const auto per_row = static_cast<std::size_t>(*tokens_times_experts(in.g));
     const Status s = assemble(

@@ -16,8 +16,8 @@
 // Lookups see them like any allocation; erase and erase_if (aclrtFree, device reset, shutdown)
 // leave them alone; only the ExternalRecord handle that insert_external returned removes one.
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
@@ -87,9 +87,7 @@ public:
     ~ExternalRecord() { reset(); }
 
     [[nodiscard]] bool active() const noexcept { return registry_ != nullptr; }
-    [[nodiscard]] const void* base() const noexcept {
-        return reinterpret_cast<const void*>(base_);
-    }
+    [[nodiscard]] const void* base() const noexcept { return reinterpret_cast<const void*>(base_); }
     // Erases the record (idempotent).
     void reset() noexcept;
 
@@ -228,7 +226,8 @@ private:
         if (next != by_base_.end() && next->first < allocation.end()) {
             return Status::rt_param_invalid;
         }
-        if (next != by_base_.begin() && std::prev(next)->second.allocation.end() > allocation.base) {
+        if (next != by_base_.begin() &&
+            std::prev(next)->second.allocation.end() > allocation.base) {
             return Status::rt_param_invalid;
         }
         by_base_.emplace_hint(next, allocation.base, Entry{allocation, token});
