@@ -19,6 +19,6 @@
 #include <ferry/afd/schedule_outcome.hpp>
 #include <ferry/afd/selection_policy.hpp>
 #include <ferry/afd/sizes.hpp>
-#include <ferry/afd/wait_policy.hpp>
 #include <ferry/afd/wait_directory.hpp>
+#include <ferry/afd/wait_policy.hpp>
 #include <ferry/afd/window.hpp>

@@ -12,7 +12,8 @@
 //     release semantics (CANN writes the {flag, layer_id} pair last, after SyncAll).
 // The operator has no run_flag exit in its back-pressure spin
 // (docs/cann-contract/afd.md#attentiontoffn); the simulator stops when the
-// FFN context's run_flag is 0 (Status::stopped) or its Timeout expires (Status::timed_out).
+// FFN context's run_flag is 0 (Status::stopped), its Timeout expires (Status::timed_out) or, with
+// the default AutoWait over a shared window, the FFN process died (Status::peer_lost).
 // With a single FFN rank the local expert id is the expert id.
 //
 // Writes go through a Window (window.hpp): the context holds the FFN's own addresses, the window
@@ -22,11 +23,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
 #include <ferry/afd/sizes.hpp>
-#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/wait_policy.hpp>
 #include <ferry/afd/window.hpp>
 #include <ferry/core/result.hpp>
