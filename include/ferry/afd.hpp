@@ -5,6 +5,7 @@
 // windows and ringing doorbells.
 #include <ferry/afd/attention_to_ffn.hpp>
 #include <ferry/afd/attention_worker_scheduler.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/doorbell.hpp>
 #include <ferry/afd/executor.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
@@ -18,5 +19,6 @@
 #include <ferry/afd/schedule_outcome.hpp>
 #include <ferry/afd/selection_policy.hpp>
 #include <ferry/afd/sizes.hpp>
+#include <ferry/afd/wait_directory.hpp>
 #include <ferry/afd/wait_policy.hpp>
 #include <ferry/afd/window.hpp>

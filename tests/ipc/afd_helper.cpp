@@ -12,6 +12,7 @@
 //                          print "served", "stopped" or "timed_out" and the milliseconds the
 //                          wait took (a wait that ends at its timeout with the flag set by then
 //                          is "served" too)
+//   hold NAME              open window NAME, print "opened", wait for stdin EOF (or SIGKILL)
 
 #include "afd_roles.hpp"
 #include "support.hpp"
@@ -47,6 +48,18 @@ int bell_wait(const std::string& name) {
     return 0;
 }
 
+int hold(const std::string& name) {
+    auto window = SharedWindow::open(name);
+    if (!window) {
+        return afd_ipc::ipc_failure(window.error());
+    }
+    afd_ipc::say("opened");
+    char byte = 0;
+    while (::read(STDIN_FILENO, &byte, 1) > 0) {
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -62,6 +75,9 @@ int main(int argc, char** argv) {
     }
     if (args.size() == 2 && args[0] == "bell-wait") {
         return bell_wait(args[1]);
+    }
+    if (args.size() == 2 && args[0] == "hold") {
+        return hold(args[1]);
     }
     return 3;
 }

@@ -2,12 +2,15 @@
 // waiter parked in another; writers translate the owner's addresses and refuse ranges outside
 // the window; the owner's registration makes the registry resolver accept the window's buffers;
 // one FFN process and two attention processes (fork + exec of test-ipc-afd-helper) produce
-// exactly what the same roles produce as threads over in-process windows.
+// exactly what the same roles produce as threads over in-process windows; a waiter with the
+// default policy ends with peer_lost soon after the process on the other side is killed.
 #include "afd_roles.hpp"
 #include "support.hpp"
 
 #include <array>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ferry/ipc/window.hpp>
@@ -51,6 +54,31 @@ void check_across_processes(bool recv) {
     CHECK(served.digest == expected.ffn.digest);
     CHECK(ffn.wait_exit() == 0);
     CHECK(ipc_test::leftovers(prefix).empty()); // owners unlink their windows
+}
+
+// Runs `wait` (default policies, 10 s timeout) on a thread over the window `own`, which a child
+// process holds open; once the waiter is parked on the doorbell, kills the child. The wait must
+// end with `lost` within 100 ms of the kill (the probe runs every 20 ms).
+template <typename Wait>
+void check_peer_lost(SharedWindow& own, Wait wait) {
+    Child peer({"hold", own.name()});
+    REQUIRE(peer.read_line() == "opened");
+    std::atomic<bool> done{false};
+    Status got = Status::ok;
+    std::thread waiter([&] {
+        got = wait();
+        done = true;
+    });
+    // Observable: the default policy registered as a sleeper on the window's doorbell.
+    while (std::atomic_ref(own.doorbell().word()->sleepers).load() == 0 && !done) {
+        std::this_thread::yield();
+    }
+    const auto killed = std::chrono::steady_clock::now();
+    peer.kill_leaving_zombie();
+    waiter.join();
+    const auto took = std::chrono::steady_clock::now() - killed;
+    CHECK(got == Status::peer_lost);
+    CHECK(took < std::chrono::milliseconds(100));
 }
 
 } // namespace
@@ -124,6 +152,83 @@ TEST_CASE("the owner's registration makes the registry resolver accept the windo
           Status::invalid_param); // only the owner's memory is its own
     own->close();
     CHECK(registry.size() == 0);
+}
+
+TEST_CASE("the owner's runtime registration makes the runtime's resolver accept the window",
+          "[ipc][afd][window]") {
+    // What aclnnInplaceFfnWorkerScheduler does: a RegistryResolver over Runtime::registry().
+    ferry::Runtime::shutdown();
+    auto booted = ferry::Runtime::instance();
+    REQUIRE(booted.has_value());
+    ferry::Runtime& rt = **booted;
+    const afd_ipc::Config c;
+    auto own = SharedWindow::create(unique_name("runtime"), afd_ipc::ffn_layout(c).total);
+    REQUIRE(own.has_value());
+    afd_ipc::init_ffn(own->data(), own->owner_base(), c);
+    using Scheduler =
+        ferry::afd::GroupSyncScheduler<ferry::afd::SpinThenPark<>, ferry::afd::LowestReady,
+                                       ferry::afd::SerialExecutor, ferry::afd::RegistryResolver>;
+    Scheduler scheduler({}, {}, {}, ferry::afd::RegistryResolver(rt.registry()));
+    const auto before = scheduler.schedule_once(own->data().data(), 2, 0, ferry::no_wait);
+    CHECK(before.status == ferry::afd::KernelStatus::param_invalid);
+
+    REQUIRE(own->register_in(rt) == Status::ok);
+    CHECK(own->is_registered());
+    CHECK(own->register_in(rt) == Status::invalid_param); // once
+    const auto after = scheduler.schedule_once(own->data().data(), 2, 0, ferry::no_wait);
+    CHECK(after.ok());
+    CHECK(after.exit == ferry::afd::ScheduleExit::timed_out); // accepted, nothing ready
+    CHECK(rt.pointer_attributes(own->data().data()).kind == ferry::MemoryKind::device);
+    // The runtime never frees it: aclrtFree refuses, a device reset keeps the record.
+    CHECK(rt.free(own->data().data()) == Status::rt_memory_free);
+    CHECK(rt.memory_used(0) == 0);
+
+    // After close the context's addresses name unmapped memory: a copy of the context is refused
+    // before anything is read through them.
+    alignas(8) std::array<std::byte, ferry::afd::k_context_size> copy{};
+    std::memcpy(copy.data(), own->data().data(), copy.size());
+    own->close();
+    CHECK(rt.registry().size() == 0); // the record went with the window
+    const auto closed = scheduler.schedule_once(copy.data(), 2, 0, ferry::no_wait);
+    CHECK(closed.status == ferry::afd::KernelStatus::param_invalid);
+    ferry::Runtime::shutdown();
+}
+
+TEST_CASE("the FFN's default wait ends with peer_lost when an attention process dies",
+          "[ipc][afd][window][concurrency]") {
+    const afd_ipc::Config c;
+    auto own = SharedWindow::create(unique_name("lost-ffn"), afd_ipc::ffn_layout(c).total);
+    REQUIRE(own.has_value());
+    afd_ipc::init_ffn(own->data(), own->owner_base(), c);
+    check_peer_lost(*own, [&] {
+        ferry::afd::Batch batch;
+        return ferry::afd::FfnWorkerBatching::receive(
+            ferry::afd::ScheduleContextView(own->data().data()), c.expert_num, batch,
+            std::chrono::seconds(10));
+    });
+    // The scheduler's default wait too (all-sync): the exit says why nothing was served.
+    Child again({"hold", own->name()});
+    REQUIRE(again.read_line() == "opened");
+    again.kill_leaving_zombie();
+    ferry::afd::GroupSyncScheduler<> scheduler;
+    const auto outcome =
+        scheduler.schedule_once(own->data().data(), 1, 0, std::chrono::seconds(10));
+    CHECK(outcome.ok());
+    CHECK(outcome.exit == ferry::afd::ScheduleExit::peer_lost);
+}
+
+TEST_CASE("the attention side's default wait ends with peer_lost when the FFN process dies",
+          "[ipc][afd][window][concurrency]") {
+    const afd_ipc::Config c;
+    auto own = SharedWindow::create(unique_name("lost-att"), afd_ipc::attention_layout(c).total);
+    REQUIRE(own.has_value());
+    afd_ipc::init_attention(own->data(), own->owner_base(), c);
+    check_peer_lost(*own, [&] {
+        ferry::afd::AttentionWorkerScheduler<> scheduler;
+        const auto outcome = scheduler.schedule_once(own->data().data(), std::chrono::seconds(10));
+        return outcome.exit == ferry::afd::ScheduleExit::peer_lost ? Status::peer_lost
+                                                                   : Status::internal_error;
+    });
 }
 
 TEST_CASE("one FFN process and two attention processes match the in-process computation",

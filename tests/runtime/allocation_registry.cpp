@@ -141,3 +141,24 @@ TEST_CASE("concurrent inserts, lookups and erases stay consistent",
     CHECK(wrong.load() == 0);
     CHECK(registry.size() == 0);
 }
+
+TEST_CASE("an external record is found like an allocation but removed only by its handle",
+          "[runtime][allocation_registry]") {
+    AllocationRegistry registry;
+    const Allocation window = at(1024, 256);
+    auto record = registry.insert_external(window);
+    REQUIRE(record.has_value());
+    CHECK(registry.find(arena.data() + 1100, 16) == window);
+    CHECK(registry.insert(at(1200, 8)) == ferry::Status::rt_param_invalid); // overlaps it
+    CHECK(registry.insert_external(at(1024, 8)).status() == ferry::Status::rt_param_invalid);
+    CHECK_FALSE(registry.erase(window.data()).has_value()); // aclrtFree refuses it
+    CHECK(registry.erase_if([](const Allocation&) { return true; }).empty()); // reset, shutdown
+    CHECK(registry.reserved_bytes(0, AllocationKind::device) == 0); // not the runtime's memory
+    CHECK(registry.size() == 1);
+
+    ferry::ExternalRecord moved = std::move(record.value());
+    record.value().reset(); // the moved-from handle owns nothing
+    CHECK(registry.size() == 1);
+    moved.reset();
+    CHECK(registry.size() == 0);
+}

@@ -12,7 +12,8 @@
 //     release semantics (CANN writes the {flag, layer_id} pair last, after SyncAll).
 // The operator has no run_flag exit in its back-pressure spin
 // (docs/cann-contract/afd.md#attentiontoffn); the simulator stops when the
-// FFN context's run_flag is 0 (Status::stopped) or its Timeout expires (Status::timed_out).
+// FFN context's run_flag is 0 (Status::stopped), its Timeout expires (Status::timed_out) or, with
+// the default AutoWait over a shared window, the FFN process died (Status::peer_lost).
 // With a single FFN rank the local expert id is the expert id.
 //
 // Writes go through a Window (window.hpp): the context holds the FFN's own addresses, the window
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
@@ -74,7 +76,7 @@ public:
     // given, is the sender's attention flag table: masked slots get flag 1 there at once, since no
     // FFN will answer them (AttentionToFFN SetFlagInAttn,
     // docs/cann-contract/afd.md#attentiontoffn).
-    template <WaitPolicy Wait = SpinThenPark<>>
+    template <WaitPolicy Wait = AutoWait>
     [[nodiscard]] Status send(std::uint32_t session, std::uint32_t mb, std::int32_t layer,
                               std::span<const std::int32_t> expert_ids,
                               std::span<const std::byte> tokens, const Timeout& timeout = forever,
@@ -90,7 +92,7 @@ public:
         const ScheduleExit exit = detail::wait_until_ready(
             context_, wait, timeout, [&] { return desc.flag() != k_valid_flag; });
         if (exit != ScheduleExit::served) {
-            return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
+            return status_of_unserved(exit);
         }
         if (const Status s = write_descriptor(session, mb, layer, expert_ids, tokens);
             s != Status::ok) {

@@ -19,6 +19,7 @@
 #include <ferry/afd/memory_resolver.hpp>
 #include <ferry/afd/schedule_outcome.hpp>
 #include <ferry/afd/sizes.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/wait_policy.hpp>
 #include <ferry/core/timeout.hpp>
 
@@ -91,7 +92,7 @@ ScheduleOutcome resolve_attention_buffers(ConstScheduleContextView v, AttentionP
 }
 } // namespace detail
 
-template <WaitPolicy Wait = SpinThenPark<>, MemoryResolver Resolver = TrustingResolver>
+template <WaitPolicy Wait = AutoWait, MemoryResolver Resolver = TrustingResolver>
 class AttentionWorkerScheduler {
 public:
     AttentionWorkerScheduler() = default;

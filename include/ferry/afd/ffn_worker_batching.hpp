@@ -22,8 +22,9 @@
 // 0x7F7F7F7F), flag 0 with release, layer_id kept — and stores polling_index = (polling_index +
 // 1) % M. The scheduler's output buffers and out_num are neither read nor written. CANN's scan has
 // no run_flag exit; ferry's returns Status::stopped when run_flag is 0 and Status::timed_out
-// when `timeout` expires, both with nothing consumed, and waits with a policy (DoorbellPark when
-// the attention side rings the FFN window).
+// when `timeout` expires, both with nothing consumed, and waits with a policy: by default AutoWait,
+// which parks on the FFN window's doorbell when the attention side rings it, and returns
+// Status::peer_lost when a process sharing that window died (docs/afd.md, The default wait).
 //
 // Unlike the device kernel, ferry checks every id it will index with (out_num <= A, session < A,
 // mb < M, expert id < expert_num) and returns invalid_param, leaving `batch` empty (and, in RECV
@@ -34,6 +35,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ferry/afd/attention_to_ffn.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
@@ -82,8 +84,9 @@ public:
     [[nodiscard]] static Status gather(ConstScheduleContextView ffn_context,
                                        std::uint32_t expert_num, Batch& batch);
 
-    // RECV mode: Status::ok (one micro batch gathered), stopped, timed_out or invalid_param.
-    template <WaitPolicy Wait = SpinThenPark<>>
+    // RECV mode: Status::ok (one micro batch gathered), stopped, timed_out, peer_lost or
+    // invalid_param.
+    template <WaitPolicy Wait = AutoWait>
     [[nodiscard]] static Status receive(ScheduleContextView ffn_context, std::uint32_t expert_num,
                                         Batch& batch, const Timeout& timeout = forever,
                                         Wait wait = {});
@@ -248,7 +251,7 @@ Status FfnWorkerBatching::receive(ScheduleContextView v, std::uint32_t expert_nu
         return true;
     });
     if (exit != ScheduleExit::served) {
-        return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
+        return status_of_unserved(exit);
     }
     const auto per_row = static_cast<std::size_t>(*tokens_times_experts(in.g));
     const Status s = assemble(

@@ -30,12 +30,13 @@
 #include <ferry/afd/memory_resolver.hpp>
 #include <ferry/afd/schedule_outcome.hpp>
 #include <ferry/afd/selection_policy.hpp>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/afd/wait_policy.hpp>
 #include <ferry/core/timeout.hpp>
 
 namespace ferry::afd {
 
-template <WaitPolicy Wait = SpinThenPark<>, SelectionPolicy Selection = LowestReady,
+template <WaitPolicy Wait = AutoWait, SelectionPolicy Selection = LowestReady,
           Executor Exec = SerialExecutor, MemoryResolver Resolver = TrustingResolver>
 class GroupSyncScheduler {
 public:

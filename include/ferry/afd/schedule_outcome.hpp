@@ -7,10 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
-
 #include <ferry/afd/kernel_status.hpp>
 #include <ferry/afd/schedule_context.hpp>
+#include <ferry/core/status.hpp>
+#include <string>
 
 namespace ferry::afd {
 
@@ -25,26 +25,48 @@ enum class ScheduleExit : unsigned char {
     stopped,   // run_flag was 0 at entry or became 0 while waiting: status ok, nothing consumed
     timed_out, // ferry extension: the caller's Timeout expired: status ok, nothing consumed
     rejected,  // a check failed: status says which class; nothing was modified
+    peer_lost, // ferry extension: a process sharing the waited-on window died; nothing consumed
 };
 
 [[nodiscard]] constexpr const char* name_of(ScheduleExit e) noexcept {
     switch (e) {
-    case ScheduleExit::served: return "served";
-    case ScheduleExit::stopped: return "stopped";
-    case ScheduleExit::timed_out: return "timed out";
-    case ScheduleExit::rejected: return "rejected";
+    case ScheduleExit::served:
+        return "served";
+    case ScheduleExit::stopped:
+        return "stopped";
+    case ScheduleExit::timed_out:
+        return "timed out";
+    case ScheduleExit::rejected:
+        return "rejected";
+    case ScheduleExit::peer_lost:
+        return "peer lost";
     }
     return "unknown";
+}
+
+// The Status a simulator returns for a wait that did not end served.
+[[nodiscard]] constexpr Status status_of_unserved(ScheduleExit e) noexcept {
+    switch (e) {
+    case ScheduleExit::stopped:
+        return Status::stopped;
+    case ScheduleExit::timed_out:
+        return Status::timed_out;
+    case ScheduleExit::peer_lost:
+        return Status::peer_lost;
+    default:
+        return Status::invalid_param;
+    }
 }
 
 struct ScheduleOutcome {
     KernelStatus status = KernelStatus::ok;
     ScheduleExit exit = ScheduleExit::served;
-    std::uint32_t out_num = 0;  // rows written by this call (FFN) or 0
-    const char* field = "";     // the context field a rejection is about
-    const char* reason = "";    // why (static text)
+    std::uint32_t out_num = 0; // rows written by this call (FFN) or 0
+    const char* field = "";    // the context field a rejection is about
+    const char* reason = "";   // why (static text)
 
-    [[nodiscard]] static ScheduleOutcome reject(KernelStatus s, const char* field, const char* reason) noexcept {
+    [[nodiscard]] static ScheduleOutcome reject(KernelStatus s, const char* field,
+                                                const char* reason) noexcept {
         return {s, ScheduleExit::rejected, 0, field, reason};
     }
     [[nodiscard]] bool ok() const noexcept { return status == KernelStatus::ok; }

@@ -8,8 +8,10 @@
 // (docs/cann-contract/afd.md#policies-ferry-adds):
 //   Spin          — CANN's all-sync behaviour: a CPU pause hint and poll again.
 //   SpinThenYield — spin a while, then sched_yield between polls (CANN's grouped mode yields at once).
-//   SpinThenPark  — spin, yield, then sleep between polls with a capped exponential backoff; the
-//                   default, so a long wait costs a few percent of a core instead of all of it.
+//   SpinThenPark  — spin, yield, then sleep between polls with a capped exponential backoff, so a
+//                   long wait costs a few percent of a core instead of all of it.
+// The default of ferry's schedulers and simulators is AutoWait (auto_wait.hpp): SpinThenPark<>
+// unless the waited-on memory is a window whose writers ring (then it parks on the doorbell).
 // A policy object is a prototype: each wait copies it, so it carries per-wait state (its count).
 
 #include <ferry/core/cpu_relax.hpp>

@@ -15,20 +15,30 @@
 // different addresses.
 //
 // The owner's destructor unlinks the name (processes that have it open keep their mapping). The
-// owner may also record the data area in an AllocationRegistry (register_in), so that a
-// RegistryResolver accepts the ScheduleContext's buffers in it; the record is erased when the
-// window closes.
+// owner may also record the data area as external memory (register_in) — in the process
+// runtime's registry, what the C API's aclnnInplaceFfnWorkerScheduler resolves against, or in an
+// AllocationRegistry of the caller's — so that a RegistryResolver accepts the ScheduleContext's
+// buffers in it; the record is erased when the window closes, and the runtime never frees it.
+//
+// While open, a window enters its data area in afd::WaitDirectory: the owner's mapping with the
+// doorbell (ferry's writers ring the owner's window), a peer's without (the FFN frees descriptors
+// without ringing), both with a probe of the segment's participants. So afd::AutoWait, the
+// default policy, parks on the doorbell where a writer rings and ends with peer_lost when a
+// process that opened the window dies (docs/processes.md, Attention/FFN across processes).
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
+#include <ferry/afd/wait_directory.hpp>
 #include <ferry/afd/window.hpp>
 #include <ferry/channel/detail/futex.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/segment.hpp>
 #include <ferry/runtime/allocation_registry.hpp>
+#include <ferry/runtime/runtime.hpp>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,8 +65,8 @@ public:
 
     SharedWindow(SharedWindow&& other) noexcept
         : segment_(std::move(other.segment_)), window_(std::exchange(other.window_, {})),
-          owner_(std::exchange(other.owner_, false)),
-          registry_(std::exchange(other.registry_, nullptr)) {}
+          owner_(std::exchange(other.owner_, false)), record_(std::move(other.record_)),
+          watch_(std::exchange(other.watch_, 0)) {}
     SharedWindow& operator=(SharedWindow&&) = delete;
     SharedWindow(const SharedWindow&) = delete;
     SharedWindow& operator=(const SharedWindow&) = delete;
@@ -71,57 +81,88 @@ public:
         return {window_.translate(window_.owner_base(), window_.size()), window_.size()};
     }
     [[nodiscard]] bool is_owner() const noexcept { return owner_; }
-    [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
+    [[nodiscard]] const std::string& name() const noexcept {
+        static const std::string closed;
+        return segment_ ? segment_->name() : closed;
+    }
 
-    // Owner only: records the data area as one live allocation of `device`, so a RegistryResolver
-    // over `registry` accepts buffers inside it. invalid_param for a peer or a second
-    // registration; the registry's own status when the range overlaps a recorded allocation.
-    // `registry` must outlive the registration (close() erases the record from it).
-    [[nodiscard]] Status register_in(AllocationRegistry& registry, std::int32_t device = 0) {
-        if (!owner_ || registry_ != nullptr || window_.size() == 0) {
+    // Owner only: records the data area as external memory of `device` (docs/runtime.md,
+    // External memory), so a RegistryResolver over the runtime's registry — the C API's — or over
+    // `registry` accepts buffers inside it. invalid_param for a peer, a closed window or a second
+    // registration; otherwise the status of Runtime::register_external / insert_external.
+    // The runtime or `registry` must outlive the registration (close() erases the record).
+    [[nodiscard]] Status register_in(Runtime& runtime, std::int32_t device = 0) {
+        if (!can_register()) {
             return Status::invalid_param;
         }
-        const auto base = static_cast<std::uintptr_t>(window_.owner_base());
-        const auto bytes = static_cast<std::size_t>(window_.size());
-        const Status s = registry.insert({base, bytes, bytes, device, AllocationKind::device});
-        registry_ = s == Status::ok ? &registry : nullptr;
-        return s;
+        return keep(runtime.register_external(data().data(), data().size(), device));
     }
+    [[nodiscard]] Status register_in(AllocationRegistry& registry, std::int32_t device = 0) {
+        if (!can_register()) {
+            return Status::invalid_param;
+        }
+        const auto base = reinterpret_cast<std::uintptr_t>(data().data());
+        return keep(registry.insert_external(
+            {base, data().size(), data().size(), device, AllocationKind::device}));
+    }
+    [[nodiscard]] bool is_registered() const noexcept { return record_.active(); }
 
     // Erases the registration, unlinks the name (owner) and unmaps; idempotent.
     void close() noexcept {
-        if (registry_ != nullptr) {
-            (void)registry_->erase(
-                reinterpret_cast<const void*>(static_cast<std::uintptr_t>(window_.owner_base())));
-            registry_ = nullptr;
+        record_.reset();
+        if (watch_ != 0) {
+            afd::WaitDirectory::instance().remove(watch_);
+            watch_ = 0;
         }
-        if (owner_ && segment_.is_open()) {
-            (void)Segment::unlink(segment_.name());
+        if (owner_ && segment_ && segment_->is_open()) {
+            (void)Segment::unlink(segment_->name());
         }
         owner_ = false;
         window_ = {};
-        segment_.close();
+        if (segment_) {
+            segment_->close();
+        }
     }
 
 private:
-    SharedWindow(Segment segment, bool owner) noexcept
-        : segment_(std::move(segment)), owner_(owner) {}
+    // The Segment lives on the heap: the wait directory's probe points at it across moves.
+    SharedWindow(Segment segment, bool owner)
+        : segment_(std::make_unique<Segment>(std::move(segment))), owner_(owner) {}
 
     [[nodiscard]] WindowHeader& header() const noexcept {
-        return *reinterpret_cast<WindowHeader*>(segment_.payload().data());
+        return *reinterpret_cast<WindowHeader*>(segment_->payload().data());
     }
     [[nodiscard]] std::byte* data_start() const noexcept {
-        return segment_.payload().data() + sizeof(WindowHeader);
+        return segment_->payload().data() + sizeof(WindowHeader);
     }
-    void bind(std::uint64_t owner_base, std::uint64_t bytes) noexcept {
+    void bind(std::uint64_t owner_base, std::uint64_t bytes) {
         window_ = afd::Window(data_start(), owner_base, bytes,
                               afd::Doorbell(&header().doorbell, ferry::detail::FutexScope::shared));
+        const afd::PeerProbe probe{
+            [](const void* segment) noexcept {
+                return static_cast<const Segment*>(segment)->lost_participant().has_value();
+            },
+            segment_.get()};
+        watch_ = afd::WaitDirectory::instance().add(
+            data(), {owner_ ? window_.doorbell() : afd::Doorbell{}, probe});
     }
 
-    Segment segment_;
+    [[nodiscard]] bool can_register() const noexcept {
+        return owner_ && !record_.active() && window_.size() != 0;
+    }
+    [[nodiscard]] Status keep(Result<ExternalRecord> made) noexcept {
+        if (!made) {
+            return made.status();
+        }
+        record_ = std::move(made).value();
+        return Status::ok;
+    }
+
+    std::unique_ptr<Segment> segment_;
     afd::Window window_;
     bool owner_ = false;
-    AllocationRegistry* registry_ = nullptr;
+    ExternalRecord record_;
+    std::uint64_t watch_ = 0; // the afd::WaitDirectory entry; 0 when none
 };
 
 inline Expected<SharedWindow> SharedWindow::create(std::string_view name, std::size_t data_bytes,
@@ -165,7 +206,7 @@ inline Expected<SharedWindow> SharedWindow::open(std::string_view name,
         ferry::detail::futex_wait_until(&h.published, 0, deadline,
                                         ferry::detail::FutexScope::shared);
     }
-    const std::size_t mapped = w.segment_.payload().size() - sizeof(WindowHeader);
+    const std::size_t mapped = w.segment_->payload().size() - sizeof(WindowHeader);
     if (h.data_bytes != mapped || h.owner_base == 0) {
         return Error{Status::invalid_file,
                      "ipc: window " + w.name() + " claims " + std::to_string(h.data_bytes) +

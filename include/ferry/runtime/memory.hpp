@@ -270,6 +270,14 @@ public:
         return Status::ok;
     }
 
+    // Records foreign memory on `device` (docs/runtime.md, External memory): never freed here,
+    // not counted against the device's limit; the handle removes the record.
+    [[nodiscard]] Result<ExternalRecord> register_external(const void* base, std::size_t bytes,
+                                                           std::int32_t device) {
+        const auto at = reinterpret_cast<std::uintptr_t>(base);
+        return registry_.insert_external({at, bytes, bytes, device, AllocationKind::device});
+    }
+
     // Frees every device allocation of `device` (its last context went away).
     void release_device(std::int32_t device) {
         std::lock_guard lock(mutex_);

@@ -139,6 +139,19 @@ public:
     [[nodiscard]] Status memset_async(void* dst, std::size_t max_count, int value,
                                       std::size_t count, Stream* stream);
     [[nodiscard]] const AllocationRegistry& registry() const noexcept { return memory_.registry(); }
+    // Memory the runtime did not allocate (a shared window, docs/runtime.md, External memory),
+    // recorded as device memory of `device` so that pointer checks and the RegistryResolver accept
+    // it. The runtime never frees it, and neither aclrtFree, a device reset nor shutdown removes
+    // the record: destroying the handle does. invalid_param for a null base, 0 bytes or an unknown
+    // device; rt_param_invalid when the range overlaps a recorded one.
+    [[nodiscard]] Result<ExternalRecord> register_external(const void* base, std::size_t bytes,
+                                                           std::int32_t device = 0) {
+        if (base == nullptr || bytes == 0 || device < 0 ||
+            static_cast<std::uint32_t>(device) >= device_count()) {
+            return Status::invalid_param;
+        }
+        return memory_.register_external(base, bytes, device);
+    }
     [[nodiscard]] PointerAttributes pointer_attributes(const void* p) const {
         return ferry::pointer_attributes(memory_.registry(), p);
     }

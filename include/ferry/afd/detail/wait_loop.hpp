@@ -6,7 +6,9 @@
 //
 // A policy may add hooks (DoorbellPark does): prepare() runs before each poll, so that it can
 // take its doorbell snapshot before the flags are read; pause_until(deadline) replaces pause()
-// so that a park never outlasts the timeout; finish() runs once when the wait ends.
+// so that a park never outlasts the timeout; finish() runs once when the wait ends. AutoWait adds
+// two more: bind(context address) once before the first poll, and peer_lost() after each
+// unsuccessful poll, which ends the wait with ScheduleExit::peer_lost.
 
 #include <concepts>
 #include <ferry/afd/schedule_context_view.hpp>
@@ -35,6 +37,11 @@ ScheduleExit poll_until_ready(ConstScheduleContextView view, W& waiter, const Ti
         if (bounded && Timeout::clock::now() >= deadline) {
             return ScheduleExit::timed_out;
         }
+        if constexpr (requires { waiter.peer_lost(); }) {
+            if (waiter.peer_lost()) {
+                return ScheduleExit::peer_lost;
+            }
+        }
         if constexpr (requires { waiter.pause_until(deadline); }) {
             waiter.pause_until(deadline);
         } else {
@@ -46,6 +53,9 @@ ScheduleExit poll_until_ready(ConstScheduleContextView view, W& waiter, const Ti
 template <WaitPolicy W, std::predicate Ready>
 ScheduleExit wait_until_ready(ConstScheduleContextView view, W waiter, const Timeout& timeout,
                               Ready&& ready) {
+    if constexpr (requires { waiter.bind(view.data()); }) {
+        waiter.bind(view.data());
+    }
     const ScheduleExit exit = poll_until_ready(view, waiter, timeout, ready);
     if constexpr (requires { waiter.finish(); }) {
         waiter.finish();

@@ -1,0 +1,84 @@
+#pragma once
+// ferry::afd::AutoWait — the default wait policy of ferry's C++ schedulers and simulators: park on
+// the doorbell when the waited-on memory is a window whose writers ring, poll otherwise, and give
+// up when the peer process that should write it has died.
+//
+// The wait loop (detail/wait_loop.hpp) binds the policy to the ScheduleContext it waits on, once
+// per wait. AutoWait looks the context up in the WaitDirectory (wait_directory.hpp):
+//  - a window's owner side, with a doorbell: DoorbellPark (spin 64 polls, then park in slices of at
+//    most 1 ms, so a run_flag stored without a ring is still seen);
+//  - anything else — in-process memory, a LocalWindow, a peer's mapping of another process's
+//    window, where the writer that frees a slot does not ring: SpinThenPark<>, exactly as before;
+//  - a window of either side, with a peer probe: every k_peer_check (20 ms) at most, whether a
+//    process registered in the window's segment died; the loop then ends with peer_lost.
+// Writers that cannot ring (the C API, device operators) leave no doorbell in the directory, so
+// their waiters keep polling. Pass an explicit policy (DoorbellPark, SpinThenPark, ...) to choose.
+
+#include <chrono>
+#include <cstdint>
+#include <ferry/afd/doorbell.hpp>
+#include <ferry/afd/wait_directory.hpp>
+#include <ferry/afd/wait_policy.hpp>
+
+namespace ferry::afd {
+
+class AutoWait {
+public:
+    using clock = Doorbell::clock;
+    static constexpr std::chrono::milliseconds k_peer_check{20};
+
+    // Binds to the memory being waited on (the wait loop passes the context's address).
+    void bind(const void* waited_on) {
+        if (const auto found = WaitDirectory::instance().find(waited_on)) {
+            park_ = DoorbellPark(found->bell);
+            parking_ = found->bell.connected();
+            peers_ = found->peers;
+            // The first look at /proc comes one period in: a wait that is served at once (the
+            // common case) never pays for it.
+            next_check_ = clock::now() + k_peer_check;
+        }
+    }
+
+    [[nodiscard]] bool parks_on_doorbell() const noexcept { return parking_; }
+    [[nodiscard]] bool watches_peers() const noexcept { return peers_.connected(); }
+    [[nodiscard]] std::uint32_t parks() const noexcept { return park_.parks(); }
+
+    void prepare() noexcept {
+        if (parking_) {
+            park_.prepare();
+        }
+    }
+    void pause_until(clock::time_point deadline) noexcept {
+        if (parking_) {
+            park_.pause_until(deadline);
+        } else {
+            poll_.pause();
+        }
+    }
+    void pause() noexcept { pause_until(clock::time_point::max()); }
+    void finish() noexcept { park_.finish(); }
+
+    // True once a peer process of the window died; reads /proc at most every k_peer_check.
+    [[nodiscard]] bool peer_lost() noexcept {
+        if (!peers_.connected()) {
+            return false;
+        }
+        const auto now = clock::now();
+        if (now < next_check_) {
+            return false;
+        }
+        next_check_ = now + k_peer_check;
+        return peers_.peer_lost();
+    }
+
+private:
+    DoorbellPark park_;
+    SpinThenPark<> poll_;
+    PeerProbe peers_;
+    clock::time_point next_check_{};
+    bool parking_ = false;
+};
+
+static_assert(WaitPolicy<AutoWait>);
+
+} // namespace ferry::afd
