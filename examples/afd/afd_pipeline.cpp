@@ -5,6 +5,10 @@
 //   1 FFN thread:        GroupSyncScheduler::schedule_once -> FfnWorkerBatching::gather ->
 //                        "expert GEMM" -> FfnToAttention::send (results, flags = 1)
 //
+// The senders write through LocalWindows and ring their doorbells; the FFN scheduler and the
+// attention waiters park on those doorbells (DoorbellPark) instead of polling with backoff.
+// tests/ipc/afd_window.cpp runs the same exchange between processes over SharedWindows.
+//
 // It runs many iterations in all-sync mode (sync_group_size = A), grouped mode (A / 2) and
 // grouped round-robin, and proves with a tally and checksums that every non-masked token slot
 // reached its expert exactly once and came back with that expert's answer.
@@ -15,10 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <ferry/afd.hpp>
 #include <thread>
 #include <vector>
-
-#include <ferry/afd.hpp>
 
 using namespace ferry::afd;
 using namespace std::chrono_literals;
@@ -29,7 +33,9 @@ struct Config {
     std::uint32_t sessions = 4, micro_batches = 3, batch_size = 4, experts_per_token = 3;
     std::uint32_t expert_num = 8, token_size = 512, result_size = 512, steps = 60;
     std::uint32_t sync_group_size = 4;
-    [[nodiscard]] Geometry geometry() const { return {sessions, micro_batches, batch_size, experts_per_token}; }
+    [[nodiscard]] Geometry geometry() const {
+        return {sessions, micro_batches, batch_size, experts_per_token};
+    }
 };
 
 constexpr auto k_wait = std::chrono::seconds(20); // a stuck pipeline fails instead of hanging
@@ -44,18 +50,22 @@ std::uint64_t token_hash(std::uint32_t s, std::uint32_t step, std::uint32_t t) {
     return mix((std::uint64_t{s} << 40) ^ (std::uint64_t{step} << 12) ^ t);
 }
 // K distinct experts per token; one token in five has its last slot masked (an inactive slot).
-std::int32_t expert_for(const Config& c, std::uint32_t s, std::uint32_t step, std::uint32_t t, std::uint32_t k) {
+std::int32_t expert_for(const Config& c, std::uint32_t s, std::uint32_t step, std::uint32_t t,
+                        std::uint32_t k) {
     const std::uint64_t h = token_hash(s, step, t);
     if (k + 1 == c.experts_per_token && h % 5 == 0) {
         return k_masked_expert_floor + static_cast<std::int32_t>(k);
     }
     return static_cast<std::int32_t>((h + k) % c.expert_num);
 }
-std::uint64_t slot_sum(std::uint32_t s, std::uint32_t step, std::uint32_t t, std::uint32_t k, std::int32_t e) {
+std::uint64_t slot_sum(std::uint32_t s, std::uint32_t step, std::uint32_t t, std::uint32_t k,
+                       std::int32_t e) {
     return mix(token_hash(s, step, t) + 0x9e37 * k + static_cast<std::uint64_t>(e));
 }
 
-void put_u32(std::byte* p, std::uint32_t v) { std::memcpy(p, &v, 4); }
+void put_u32(std::byte* p, std::uint32_t v) {
+    std::memcpy(p, &v, 4);
+}
 std::uint32_t get_u32(const std::byte* p) {
     std::uint32_t v;
     std::memcpy(&v, p, 4);
@@ -63,7 +73,8 @@ std::uint32_t get_u32(const std::byte* p) {
 }
 
 // A token's payload: {session, step, token, magic}, then a fill byte derived from them.
-void make_token(std::byte* p, std::size_t size, std::uint32_t s, std::uint32_t step, std::uint32_t t) {
+void make_token(std::byte* p, std::size_t size, std::uint32_t s, std::uint32_t step,
+                std::uint32_t t) {
     put_u32(p, s);
     put_u32(p + 4, step);
     put_u32(p + 8, t);
@@ -71,16 +82,21 @@ void make_token(std::byte* p, std::size_t size, std::uint32_t s, std::uint32_t s
     std::memset(p + 16, static_cast<int>(token_hash(s, step, t) & 0xFF), size - 16);
 }
 // The expert's answer: the token's header, the expert id and the slot.
-void make_result(std::byte* out, std::size_t size, const std::byte* token, std::int32_t expert, std::int32_t k) {
+void make_result(std::byte* out, std::size_t size, const std::byte* token, std::int32_t expert,
+                 std::int32_t k) {
     std::memcpy(out, token, 16);
     put_u32(out + 16, static_cast<std::uint32_t>(expert));
     put_u32(out + 20, static_cast<std::uint32_t>(k));
-    std::memset(out + 24, static_cast<int>((static_cast<std::uint32_t>(expert) * 7u + 1u) & 0xFF), size - 24);
+    std::memset(out + 24, static_cast<int>((static_cast<std::uint32_t>(expert) * 7u + 1u) & 0xFF),
+                size - 24);
 }
 
-std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+std::uintptr_t addr(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p);
+}
 
 struct FfnSide {
+    LocalWindow window; // this process's memory; the attention senders ring its doorbell
     ContextImage ctx;
     std::vector<std::int32_t> token_info;
     std::vector<std::byte> token_data;
@@ -95,8 +111,9 @@ struct FfnSide {
         micro_batch_ids.resize(c.sessions);
         expert_ids.resize(*expert_ids_buffer_size(g) / 4);
         ScheduleContext s{};
-        s.common = {c.sessions, c.micro_batches, c.batch_size, c.experts_per_token, c.expert_num,
-                    c.token_size, c.result_size, k_schedule_mode_ffn, {}};
+        s.common = {c.sessions,          c.micro_batches,     c.batch_size,
+                    c.experts_per_token, c.expert_num,        c.token_size,
+                    c.result_size,       k_schedule_mode_ffn, {}};
         s.control.run_flag = 1;
         s.ffn.token_info_buf = addr(token_info.data());
         s.ffn.token_info_buf_size = 4 * token_info.size();
@@ -116,6 +133,7 @@ struct FfnSide {
 };
 
 struct AttentionSide {
+    LocalWindow window; // FfnToAttention rings its doorbell
     ContextImage ctx;
     std::vector<std::int32_t> flags;
     std::vector<std::byte> results;
@@ -125,8 +143,15 @@ struct AttentionSide {
         flags.assign(*attention_token_info_size(g) / 4, 0);
         results.resize(*attention_token_data_size(g, c.result_size));
         ScheduleContext s{};
-        s.common = {c.sessions, c.micro_batches, c.batch_size, c.experts_per_token, c.expert_num,
-                    c.token_size, c.result_size, k_schedule_mode_attention, {}};
+        s.common = {c.sessions,
+                    c.micro_batches,
+                    c.batch_size,
+                    c.experts_per_token,
+                    c.expert_num,
+                    c.token_size,
+                    c.result_size,
+                    k_schedule_mode_attention,
+                    {}};
         s.control.run_flag = 1;
         s.attention.token_info_buf = addr(flags.data());
         s.attention.token_info_buf_size = 4 * flags.size();
@@ -145,7 +170,8 @@ struct SessionReport {
 };
 
 // Waits for step's results (micro batch step % M) and checks every non-masked slot's answer.
-void receive_step(const Config& c, AttentionSide& side, AttentionWorkerScheduler<>& waiter, std::uint32_t s,
+void receive_step(const Config& c, AttentionSide& side,
+                  AttentionWorkerScheduler<DoorbellPark>& waiter, std::uint32_t s,
                   std::uint32_t step, SessionReport& r) {
     const ScheduleOutcome o = waiter.schedule_once(side.ctx.bytes.data(), k_wait);
     const std::uint32_t mb = step % c.micro_batches;
@@ -160,10 +186,12 @@ void receive_step(const Config& c, AttentionSide& side, AttentionWorkerScheduler
             if (is_masked_expert(e)) {
                 continue;
             }
-            const std::size_t index = (std::size_t{mb} * c.batch_size + t) * c.experts_per_token + k;
+            const std::size_t index =
+                (std::size_t{mb} * c.batch_size + t) * c.experts_per_token + k;
             const std::byte* res = side.results.data() + index * c.result_size;
-            const bool right = get_u32(res) == s && get_u32(res + 4) == step && get_u32(res + 8) == t &&
-                               get_u32(res + 16) == static_cast<std::uint32_t>(e) && get_u32(res + 20) == k;
+            const bool right =
+                get_u32(res) == s && get_u32(res + 4) == step && get_u32(res + 8) == t &&
+                get_u32(res + 16) == static_cast<std::uint32_t>(e) && get_u32(res + 20) == k;
             r.errors += right ? 0 : 1;
             r.returned_sum += right ? slot_sum(s, step, t, k, e) : 0;
             r.slots_returned += right ? 1 : 0;
@@ -171,13 +199,15 @@ void receive_step(const Config& c, AttentionSide& side, AttentionWorkerScheduler
     }
 }
 
-void attention_session(const Config& c, FfnSide& ffn, AttentionSide& side, std::uint32_t s, SessionReport& r) {
-    const ferry::Result<AttentionToFfn> sender = AttentionToFfn::attach(ffn.ctx.view());
+void attention_session(const Config& c, FfnSide& ffn, AttentionSide& side, std::uint32_t s,
+                       SessionReport& r) {
+    const ferry::Result<AttentionToFfn> sender =
+        AttentionToFfn::attach(ffn.ctx.view(), ffn.window.window());
     if (!sender) {
         ++r.errors;
         return;
     }
-    AttentionWorkerScheduler<> waiter;
+    AttentionWorkerScheduler<DoorbellPark> waiter{DoorbellPark(side.window.doorbell())};
     const AttentionFlagTable own = side.table(c);
     std::vector<std::int32_t> ids(std::size_t{c.batch_size} * c.experts_per_token);
     std::vector<std::byte> tokens(std::size_t{c.batch_size} * c.token_size);
@@ -195,12 +225,14 @@ void attention_session(const Config& c, FfnSide& ffn, AttentionSide& side, std::
             }
         }
         const auto layer = static_cast<std::int32_t>(step);
-        if (sender->send(s, step % c.micro_batches, layer, ids, tokens, k_wait, &own) != ferry::Status::ok) {
+        if (sender->send(s, step % c.micro_batches, layer, ids, tokens, k_wait, &own) !=
+            ferry::Status::ok) {
             ++r.errors;
             return;
         }
     }
-    for (std::uint32_t step = c.steps > c.micro_batches ? c.steps - c.micro_batches : 0; step < c.steps; ++step) {
+    for (std::uint32_t step = c.steps > c.micro_batches ? c.steps - c.micro_batches : 0;
+         step < c.steps; ++step) {
         receive_step(c, side, waiter, s, step, r);
     }
 }
@@ -219,7 +251,8 @@ void account(const Config& c, const Batch& batch, std::size_t i, FfnReport& r) {
     const bool right = get_u32(p + 12) == 0xAFD0AFD0u && s < c.sessions && step < c.steps &&
                        row.session == static_cast<std::int32_t>(s) &&
                        row.micro_batch == static_cast<std::int32_t>(step % c.micro_batches) &&
-                       row.token == static_cast<std::int32_t>(t) && row.expert_id == expert_for(c, s, step, t, k);
+                       row.token == static_cast<std::int32_t>(t) &&
+                       row.expert_id == expert_for(c, s, step, t, k);
     if (!right) {
         ++r.errors;
         return;
@@ -229,27 +262,33 @@ void account(const Config& c, const Batch& batch, std::size_t i, FfnReport& r) {
 }
 
 template <SelectionPolicy Selection>
-void ffn_worker(const Config& c, FfnSide& ffn, std::vector<AttentionSide>& sessions, FfnReport& r) {
+void ffn_worker(const Config& c, FfnSide& ffn, std::deque<AttentionSide>& sessions, FfnReport& r) {
     std::vector<ScheduleContextView> views;
+    std::vector<Window> windows;
     for (AttentionSide& a : sessions) {
         views.push_back(a.ctx.view());
+        windows.push_back(a.window.window());
     }
-    const ferry::Result<FfnToAttention> back = FfnToAttention::attach(views);
-    GroupSyncScheduler<SpinThenPark<>, Selection> scheduler;
+    const ferry::Result<FfnToAttention> back = FfnToAttention::attach(views, windows);
+    GroupSyncScheduler<DoorbellPark, Selection> scheduler{DoorbellPark(ffn.window.doorbell())};
     Batch batch;
     std::vector<std::byte> results;
     r.tally.assign(std::size_t{c.sessions} * c.steps * c.batch_size * c.experts_per_token, 0);
     while (back && r.rows < std::uint64_t{c.sessions} * c.steps) {
-        const ScheduleOutcome o = scheduler.schedule_once(ffn.ctx.bytes.data(), static_cast<int>(c.sync_group_size), 0);
+        const ScheduleOutcome o =
+            scheduler.schedule_once(ffn.ctx.bytes.data(), static_cast<int>(c.sync_group_size), 0);
         if (!o.ok() || o.exit != ScheduleExit::served) {
             r.errors += o.ok() ? 0 : 1;
             return;
         }
         ++r.calls;
         r.rows += o.out_num;
-        for (std::uint32_t a = 0; a < o.out_num; ++a) { // layer = step, so layer % M is the micro batch
+        for (std::uint32_t a = 0; a < o.out_num;
+             ++a) { // layer = step, so layer % M is the micro batch
             r.errors += static_cast<std::uint32_t>(ffn.layer_ids[a]) % c.micro_batches ==
-                                static_cast<std::uint32_t>(ffn.micro_batch_ids[a]) ? 0 : 1;
+                                static_cast<std::uint32_t>(ffn.micro_batch_ids[a])
+                            ? 0
+                            : 1;
         }
         if (FfnWorkerBatching::gather(ffn.ctx.view(), c.expert_num, batch) != ferry::Status::ok) {
             ++r.errors;
@@ -269,8 +308,7 @@ void ffn_worker(const Config& c, FfnSide& ffn, std::vector<AttentionSide>& sessi
 template <SelectionPolicy Selection>
 bool run(const char* name, const Config& c) {
     FfnSide ffn(c);
-    std::vector<AttentionSide> sessions;
-    sessions.reserve(c.sessions);
+    std::deque<AttentionSide> sessions; // not movable: waiters hold their doorbells
     for (std::uint32_t s = 0; s < c.sessions; ++s) {
         sessions.emplace_back(c);
     }
@@ -284,7 +322,7 @@ bool run(const char* name, const Config& c) {
     for (std::thread& t : attention) {
         t.join();
     }
-    ffn.ctx.view().set_run_flag(0); // releases the FFN thread if anything went wrong
+    ffn.ctx.view().set_run_flag(0); // releases the FFN thread if anything went wrong (bounded park)
     ffn_thread.join();
 
     SessionReport total;
@@ -299,16 +337,21 @@ bool run(const char* name, const Config& c) {
     for (std::uint8_t n : ffn_report.tally) {
         exactly_once += n == 1 ? 1 : 0;
     }
-    const bool ok = total.errors == 0 && ffn_report.errors == 0 && exactly_once == total.slots_sent &&
-                    ffn_report.rows == std::uint64_t{c.sessions} * c.steps && total.sent_sum == ffn_report.slot_sum &&
-                    total.sent_sum == total.returned_sum && total.slots_returned == total.slots_sent;
-    std::printf("%-22s sgs=%u: %llu rows in %llu calls, %llu slots exactly once, checksum sent %016llx "
-                "ffn %016llx returned %016llx, errors %llu -> %s\n",
-                name, c.sync_group_size, static_cast<unsigned long long>(ffn_report.rows),
-                static_cast<unsigned long long>(ffn_report.calls), static_cast<unsigned long long>(exactly_once),
-                static_cast<unsigned long long>(total.sent_sum), static_cast<unsigned long long>(ffn_report.slot_sum),
-                static_cast<unsigned long long>(total.returned_sum),
-                static_cast<unsigned long long>(total.errors + ffn_report.errors), ok ? "OK" : "FAILED");
+    const bool ok = total.errors == 0 && ffn_report.errors == 0 &&
+                    exactly_once == total.slots_sent &&
+                    ffn_report.rows == std::uint64_t{c.sessions} * c.steps &&
+                    total.sent_sum == ffn_report.slot_sum && total.sent_sum == total.returned_sum &&
+                    total.slots_returned == total.slots_sent;
+    std::printf(
+        "%-22s sgs=%u: %llu rows in %llu calls, %llu slots exactly once, checksum sent %016llx "
+        "ffn %016llx returned %016llx, errors %llu -> %s\n",
+        name, c.sync_group_size, static_cast<unsigned long long>(ffn_report.rows),
+        static_cast<unsigned long long>(ffn_report.calls),
+        static_cast<unsigned long long>(exactly_once),
+        static_cast<unsigned long long>(total.sent_sum),
+        static_cast<unsigned long long>(ffn_report.slot_sum),
+        static_cast<unsigned long long>(total.returned_sum),
+        static_cast<unsigned long long>(total.errors + ffn_report.errors), ok ? "OK" : "FAILED");
     return ok;
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // ferry/afd: Attention/FFN disaggregation — the 1024-byte ScheduleContext, its view and sizes,
 // the FFN group-sync scheduler and attention worker scheduler, and host simulators of the
-// operators around them (AttentionToFFN, FFNWorkerBatching, FFNToAttention).
+// operators around them (AttentionToFFN, FFNWorkerBatching, FFNToAttention), writing through
+// windows and ringing doorbells.
 #include <ferry/afd/attention_to_ffn.hpp>
 #include <ferry/afd/attention_worker_scheduler.hpp>
+#include <ferry/afd/doorbell.hpp>
 #include <ferry/afd/executor.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/ffn_to_attention.hpp>
@@ -17,3 +19,4 @@
 #include <ferry/afd/selection_policy.hpp>
 #include <ferry/afd/sizes.hpp>
 #include <ferry/afd/wait_policy.hpp>
+#include <ferry/afd/window.hpp>

@@ -6,3 +6,4 @@
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/message_channel.hpp>
 #include <ferry/ipc/segment.hpp>
+#include <ferry/ipc/window.hpp>

@@ -1,18 +1,18 @@
 // FfnToAttention: results land in the right attention slot and set exactly its flag.
-#include <catch2/catch.hpp>
-
 #include "fixture.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace afd_test;
 using ferry::Status;
 
 namespace {
 constexpr std::uint32_t k_result = 4;
-struct Window {
+struct SessionWindow {
     ContextImage ctx;
     std::vector<std::int32_t> flags = std::vector<std::int32_t>(2 * 10, 0);
     std::vector<std::byte> data = std::vector<std::byte>(2 * 10 * k_result);
-    Window() {
+    SessionWindow() {
         ScheduleContext s{};
         s.common = {2, 2, 2, 5, 8, 8, k_result, k_schedule_mode_attention, {}};
         s.attention.token_info_buf = address_of(flags.data());
@@ -25,7 +25,7 @@ struct Window {
 } // namespace
 
 TEST_CASE("send writes each row to its session's slot, then its flag", "[afd][f2a]") {
-    Window w0, w1;
+    SessionWindow w0, w1;
     const std::vector<ScheduleContextView> views{w0.ctx.view(), w1.ctx.view()};
     auto back = FfnToAttention::attach(views);
     REQUIRE(back.has_value());
@@ -46,7 +46,7 @@ TEST_CASE("send writes each row to its session's slot, then its flag", "[afd][f2
 }
 
 TEST_CASE("send refuses rows it cannot place and writes nothing", "[afd][f2a]") {
-    Window w0, w1;
+    SessionWindow w0, w1;
     const std::vector<ScheduleContextView> views{w0.ctx.view(), w1.ctx.view()};
     auto back = FfnToAttention::attach(views);
     REQUIRE(back.has_value());
@@ -61,12 +61,21 @@ TEST_CASE("send refuses rows it cannot place and writes nothing", "[afd][f2a]") 
 }
 
 TEST_CASE("attach refuses mismatched or unusable windows", "[afd][f2a]") {
-    Window w0, w1;
-    SECTION("different micro batch size") { w1.ctx.view().set(fields::common::micro_batch_size, 3u); }
-    SECTION("FFN mode") { w1.ctx.view().set(fields::common::schedule_mode, 0); }
-    SECTION("flag table too small") { w0.ctx.view().set(fields::attention::token_info_buf_size, std::uint64_t{79}); }
-    SECTION("data too small") { w0.ctx.view().set(fields::attention::token_data_buf_size, std::uint64_t{79}); }
+    SessionWindow w0, w1;
+    SECTION("different micro batch size") {
+        w1.ctx.view().set(fields::common::micro_batch_size, 3u);
+    }
+    SECTION("FFN mode") {
+        w1.ctx.view().set(fields::common::schedule_mode, 0);
+    }
+    SECTION("flag table too small") {
+        w0.ctx.view().set(fields::attention::token_info_buf_size, std::uint64_t{79});
+    }
+    SECTION("data too small") {
+        w0.ctx.view().set(fields::attention::token_data_buf_size, std::uint64_t{79});
+    }
     const std::vector<ScheduleContextView> views{w0.ctx.view(), w1.ctx.view()};
     CHECK(FfnToAttention::attach(views).status() == Status::invalid_param);
-    CHECK(FfnToAttention::attach(std::span<const ScheduleContextView>{}).status() == Status::invalid_param);
+    CHECK(FfnToAttention::attach(std::span<const ScheduleContextView>{}).status() ==
+          Status::invalid_param);
 }

@@ -14,19 +14,24 @@
 // (docs/cann-contract/afd.md#attentiontoffn); the simulator stops when the
 // FFN context's run_flag is 0 (Status::stopped) or its Timeout expires (Status::timed_out).
 // With a single FFN rank the local expert id is the expert id.
+//
+// Writes go through a Window (window.hpp): the context holds the FFN's own addresses, the window
+// maps them into this process (a shared segment when the FFN is another process), and after
+// publishing the flag the sender rings the window's doorbell so that an FFN parked in
+// DoorbellPark wakes at once. attach(ctx) without a window trusts the addresses as given.
 
 #include <cstdint>
 #include <cstring>
-#include <span>
-
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/ffn_data_desc.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
 #include <ferry/afd/sizes.hpp>
 #include <ferry/afd/wait_policy.hpp>
+#include <ferry/afd/window.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <span>
 
 namespace ferry::afd {
 
@@ -41,8 +46,14 @@ inline constexpr std::int32_t k_masked_expert_floor = 1'000'000;
 class AttentionToFfn {
 public:
     // Checks that the FFN context describes a usable window: geometry > 0, token size > 0,
-    // non-null aligned buffers at least as large as the geometry needs. Trusts the addresses.
-    [[nodiscard]] static Result<AttentionToFfn> attach(ScheduleContextView ffn_context) noexcept;
+    // non-null aligned buffers at least as large as the geometry needs, and (with a window) both
+    // buffers entirely inside `window`, which must outlive the sender. Without a window the
+    // addresses are trusted as given.
+    [[nodiscard]] static Result<AttentionToFfn> attach(ScheduleContextView ffn_context) noexcept {
+        return attach(ffn_context, Window::unbounded());
+    }
+    [[nodiscard]] static Result<AttentionToFfn> attach(ScheduleContextView ffn_context,
+                                                       const Window& window) noexcept;
 
     [[nodiscard]] const Geometry& geometry() const noexcept { return geometry_; }
     [[nodiscard]] std::uint32_t token_size() const noexcept { return token_size_; }
@@ -53,7 +64,9 @@ public:
                                             std::uint32_t k) const noexcept {
         const Geometry& g = geometry_;
         const std::uint64_t index =
-            ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) * g.selected_expert_num + k;
+            ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) *
+                g.selected_expert_num +
+            k;
         return {token_data_ + index * token_size_, token_size_};
     }
 
@@ -63,11 +76,12 @@ public:
     // docs/cann-contract/afd.md#attentiontoffn).
     template <WaitPolicy Wait = SpinThenPark<>>
     [[nodiscard]] Status send(std::uint32_t session, std::uint32_t mb, std::int32_t layer,
-                              std::span<const std::int32_t> expert_ids, std::span<const std::byte> tokens,
-                              const Timeout& timeout = forever, const AttentionFlagTable* own_flags = nullptr,
-                              Wait wait = {}) const {
+                              std::span<const std::int32_t> expert_ids,
+                              std::span<const std::byte> tokens, const Timeout& timeout = forever,
+                              const AttentionFlagTable* own_flags = nullptr, Wait wait = {}) const {
         const Geometry& g = geometry_;
-        if (session >= g.session_num || mb >= g.micro_batch_num || expert_ids.size() != ids_per_desc() ||
+        if (session >= g.session_num || mb >= g.micro_batch_num ||
+            expert_ids.size() != ids_per_desc() ||
             tokens.size() != std::size_t{g.micro_batch_size} * token_size_ ||
             (own_flags != nullptr && own_flags->flags_per_micro_batch() != ids_per_desc())) {
             return Status::invalid_param;
@@ -78,10 +92,11 @@ public:
         if (exit != ScheduleExit::served) {
             return exit == ScheduleExit::stopped ? Status::stopped : Status::timed_out;
         }
-        write_payload(session, mb, expert_ids, tokens);
-        desc.set_expert_ids(expert_ids);
-        desc.set_layer_id(layer);
-        desc.set_flag(k_valid_flag); // release: ids, layer and payload are visible to the scheduler
+        if (const Status s = write_descriptor(session, mb, layer, expert_ids, tokens);
+            s != Status::ok) {
+            return s;
+        }
+        window_.ring(); // after the release store: a parked scheduler wakes and sees everything
         if (own_flags != nullptr) {
             for (std::size_t i = 0; i < expert_ids.size(); ++i) {
                 if (is_masked_expert(expert_ids[i])) {
@@ -93,54 +108,86 @@ public:
     }
 
 private:
-    AttentionToFfn(ScheduleContextView ctx, const Geometry& g, std::uint32_t token_size, std::byte* info,
-                   std::byte* data) noexcept
-        : context_(ctx), geometry_(g), token_size_(token_size), token_info_(info), token_data_(data) {}
+    AttentionToFfn(ScheduleContextView ctx, const Window& window, const Geometry& g,
+                   std::uint32_t token_size, std::uint64_t info_address,
+                   std::uint64_t data_address) noexcept
+        : context_(ctx), window_(window), geometry_(g), token_size_(token_size),
+          info_address_(info_address), data_address_(data_address),
+          token_info_(window.translate(info_address, 1)),
+          token_data_(window.translate(data_address, 1)) {}
 
     [[nodiscard]] std::size_t ids_per_desc() const noexcept {
         return static_cast<std::size_t>(*tokens_times_experts(geometry_));
     }
     [[nodiscard]] FfnDescriptorTable table() const noexcept { return {token_info_, geometry_}; }
 
-    void write_payload(std::uint32_t s, std::uint32_t mb, std::span<const std::int32_t> ids,
-                       std::span<const std::byte> tokens) const noexcept {
-        const std::uint32_t k_num = geometry_.selected_expert_num;
-        for (std::uint32_t t = 0; t < geometry_.micro_batch_size; ++t) {
+    // Payload, then ids and layer, then flag = 1 with release (the order CANN publishes in), all
+    // through the window; attach checked the ranges, so a refusal here means a broken window.
+    [[nodiscard]] Status write_descriptor(std::uint32_t s, std::uint32_t mb, std::int32_t layer,
+                                          std::span<const std::int32_t> ids,
+                                          std::span<const std::byte> tokens) const noexcept {
+        const Geometry& g = geometry_;
+        const std::uint32_t k_num = g.selected_expert_num;
+        bool ok = true;
+        for (std::uint32_t t = 0; t < g.micro_batch_size; ++t) {
             for (std::uint32_t k = 0; k < k_num; ++k) {
                 if (!is_masked_expert(ids[std::size_t{t} * k_num + k])) {
-                    std::memcpy(slot(s, mb, t, k).data(), tokens.data() + std::size_t{t} * token_size_, token_size_);
+                    const std::uint64_t index =
+                        ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) *
+                            k_num +
+                        k;
+                    ok = ok && window_.write(data_address_ + index * token_size_,
+                                             tokens.subspan(std::size_t{t} * token_size_,
+                                                            token_size_)) == Status::ok;
                 }
             }
         }
+        const std::uint64_t desc =
+            info_address_ + (std::uint64_t{s} * g.micro_batch_num + mb) * table().descriptor_size();
+        const std::span<const std::byte> layer_bytes(reinterpret_cast<const std::byte*>(&layer),
+                                                     sizeof layer);
+        ok = ok &&
+             window_.write(desc + k_desc_expert_ids_offset, std::as_bytes(ids)) == Status::ok &&
+             window_.write(desc + 4, layer_bytes) == Status::ok &&
+             window_.publish(desc, k_valid_flag) == Status::ok;
+        return ok ? Status::ok : Status::invalid_param;
     }
 
     ScheduleContextView context_;
+    Window window_;
     Geometry geometry_;
     std::uint32_t token_size_;
-    std::byte* token_info_;
+    std::uint64_t info_address_; // the FFN's addresses
+    std::uint64_t data_address_;
+    std::byte* token_info_; // the same buffers in this process
     std::byte* token_data_;
 };
 
-inline Result<AttentionToFfn> AttentionToFfn::attach(ScheduleContextView ctx) noexcept {
+inline Result<AttentionToFfn> AttentionToFfn::attach(ScheduleContextView ctx,
+                                                     const Window& window) noexcept {
     namespace c = fields::common;
     namespace f = fields::ffn;
     if (!ctx.atomics_usable() || ctx.get(c::schedule_mode) != k_schedule_mode_ffn) {
         return Status::invalid_param;
     }
-    const Geometry g{ctx.get(c::session_num), ctx.get(c::micro_batch_num), ctx.get(c::micro_batch_size),
-                     ctx.get(c::selected_expert_num)};
+    const Geometry g{ctx.get(c::session_num), ctx.get(c::micro_batch_num),
+                     ctx.get(c::micro_batch_size), ctx.get(c::selected_expert_num)};
     const std::uint32_t token_size = ctx.get(c::attn_to_ffn_token_size);
     const Size info = ffn_token_info_size(g);
     const Size data = ffn_token_data_size(g, token_size);
-    auto* info_ptr = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(ctx.get(f::token_info_buf)));
-    auto* data_ptr = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(ctx.get(f::token_data_buf)));
-    if (g.session_num == 0 || g.micro_batch_num == 0 || g.micro_batch_size == 0 || g.selected_expert_num == 0 ||
-        token_size == 0 || !info || !data || info_ptr == nullptr || data_ptr == nullptr ||
-        !detail::is_aligned(info_ptr, k_flag_alignment) || ctx.get(f::token_info_buf_size) < *info ||
-        ctx.get(f::token_data_buf_size) < *data) {
+    if (g.session_num == 0 || g.micro_batch_num == 0 || g.micro_batch_size == 0 ||
+        g.selected_expert_num == 0 || token_size == 0 || !info || !data ||
+        ctx.get(f::token_info_buf_size) < *info || ctx.get(f::token_data_buf_size) < *data) {
         return Status::invalid_param;
     }
-    return AttentionToFfn(ctx, g, token_size, info_ptr, data_ptr);
+    const std::byte* info_ptr = window.translate(ctx.get(f::token_info_buf), *info);
+    const std::byte* data_ptr = window.translate(ctx.get(f::token_data_buf), *data);
+    if (info_ptr == nullptr || data_ptr == nullptr ||
+        !detail::is_aligned(info_ptr, k_flag_alignment)) {
+        return Status::invalid_param;
+    }
+    return AttentionToFfn(ctx, window, g, token_size, ctx.get(f::token_info_buf),
+                          ctx.get(f::token_data_buf));
 }
 
 } // namespace ferry::afd
