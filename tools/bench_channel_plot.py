@@ -186,7 +186,7 @@ def table(rows):
     return "\n".join(lines)
 
 
-def plot(rows, out_dir, file_name="channel.png"):
+def plot(rows, out_dir, file_name="channel.png", width=10):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -194,7 +194,7 @@ def plot(rows, out_dir, file_name="channel.png"):
     except ImportError:
         print("matplotlib not found: plot skipped (run with /usr/bin/python3)", file=sys.stderr)
         return
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(width, 4.5))
     labels = [f"{r['measure']}\n{r['param']}" if r["theirs_side"] == "baseline"
               else f"{r['measure']}/{r['ours_side']}\nvs {r['theirs_side']} {r['param']}" for r in rows]
     medians = [r["ratio"] for r in rows]

@@ -19,6 +19,9 @@ import sys
 import bench_channel_plot as bench
 from bench_channel_plot import Comparison
 
+# The baseline of the CPU rows: the wall time of the wait itself, i.e. one core (1.0 cores).
+ONE_CORE = "one_core"
+
 COMPARISONS = [
     Comparison("roundtrip", "ferry", "socketpair", "64 B round trip between processes vs Unix socketpair",
                "us_per_item", "lower", 0.2, "us"),
@@ -34,7 +37,33 @@ COMPARISONS = [
                "bytes_per_second", "higher", 2.0, "GiB/s", ("4MiB",)),
     Comparison("dataset", "ferry_loan", "ferry_copy", "MessageChannel zero-copy (loan) vs copying path",
                "bytes_per_second", "higher", None, "GiB/s", ("64KiB",)),
+    # AFD (bench/ipc/afd.cpp): the median wake-up of each repetition, so the doorbell's p50 is
+    # divided by the bare futex's p50 of the same round.
+    Comparison("afd_wake", "doorbell", "futex",
+               "AFD doorbell wait, ready -> return after 1 ms idle vs bare shared futex wake (p50)",
+               "p50_us", "lower", 1.3, "us"),
+    Comparison("afd_wake", "doorbell_park5ms", "futex",
+               "the same, parks bounded by 5 ms (only the ring ends them) vs bare shared futex wake (p50)",
+               "p50_us", "lower", None, "us"),
+    # CPU while waiting, as a share of one core: each repetition's CPU seconds over the wall
+    # seconds of the same wait (with_one_core adds that baseline). The spinning waiter's share
+    # shows, for scale, how much of a core a waiter could get in that run.
+    Comparison("afd_cpu", "doorbell", ONE_CORE, "AFD doorbell waiter's CPU over a 200 ms idle wait, share of one core",
+               "cores", "lower", 0.02, "cores"),
+    Comparison("afd_cpu", "spin", ONE_CORE, "a spinning waiter's CPU over the same wait (for scale)",
+               "cores", "lower", None, "cores"),
+    Comparison("afd_copy", "window", "memcpy", "FFN output copy (all-sync call) in a shared window vs memcpy",
+               "bytes_per_second", "higher", 0.7, "GiB/s"),
 ]
+
+
+def with_one_core(runs):
+    """Adds, for every repetition of an afd_cpu benchmark, the one-core baseline (1.0 cores)."""
+    for (measure, _), sides in runs.items():
+        if measure == "afd_cpu":
+            reps = set().union(*(set(r) for r in sides.values()))
+            sides[ONE_CORE] = {r: {"cores": 1.0} for r in reps}
+    return runs
 
 
 def figures_table(runs):
@@ -45,6 +74,8 @@ def figures_table(runs):
         if c is None:
             continue
         for side, reps in sorted(sides.items()):
+            if side == ONE_CORE:
+                continue
             values = [bench.absolute(run, c.metric) for run in reps.values()]
             low, high = bench.quartiles(values)
             lines.append(f"| {measure}/{side}/{param} | {len(values)} | {statistics.median(values):.3g} {c.unit} "
@@ -57,14 +88,14 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        runs = bench.load_runs(argv[1])
+        runs = with_one_core(bench.load_runs(argv[1]))
     except bench.BenchError as error:
         print(error, file=sys.stderr)
         return 1
     rows = bench.summarise(runs, COMPARISONS)
     if rows:
         print(bench.table(rows))
-        bench.plot(rows, argv[2], "ipc.png")
+        bench.plot(rows, argv[2], "ipc.png", width=20)  # 14 rows: room for their labels
     else:
         print("No ferry rows in this run: the baselines' own figures only.")
     print()

@@ -16,6 +16,7 @@
 #include <ferry/core/dtype.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
+#include <ferry/tensor/detail/payload_buffer.hpp>
 #include <ferry/tensor/dims.hpp>
 #include <ferry/tensor/tensor_kind.hpp>
 #include <memory>
@@ -315,7 +316,7 @@ private:
     Status assign_owned_copy(std::span<const std::byte> bytes) noexcept {
         if (capacity_ < bytes.size()) { // a spare buffer kept from an earlier payload is reused too
             try {
-                owned_ = std::make_unique_for_overwrite<std::byte[]>(bytes.size());
+                owned_ = detail::allocate_payload(bytes.size());
             } catch (const std::bad_alloc&) {
                 return Status::bad_alloc;
             }
@@ -338,7 +339,7 @@ private:
         size_ = other.size_;
         owning_ = other.owning_;
         if (other.owning_ && other.data_ != nullptr) {
-            owned_ = std::make_unique_for_overwrite<std::byte[]>(other.size_);
+            owned_ = detail::allocate_payload(other.size_);
             capacity_ = other.size_;
             std::memcpy(owned_.get(), other.data_, other.size_);
             data_ = owned_.get();
@@ -366,7 +367,7 @@ private:
     DimsVector dims_;
     std::byte* data_ = nullptr; // owned_.get() when owning (and non-empty), else borrowed
     std::size_t size_ = 0;
-    std::unique_ptr<std::byte[]> owned_;
+    detail::PayloadBuffer owned_; // 64-byte aligned (payload_buffer.hpp)
     std::size_t capacity_ = 0;
     bool owning_ = false;
 };
@@ -405,10 +406,11 @@ struct ItemAccess {
             return Status::ok;
         }
         try {
-            item.owned_ = std::make_unique<std::byte[]>(bytes); // value-initialised: zeros
+            item.owned_ = allocate_payload(bytes);
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }
+        std::memset(item.owned_.get(), 0, bytes);
         item.capacity_ = bytes;
         item.owning_ = true;
         item.data_ = item.owned_.get();
