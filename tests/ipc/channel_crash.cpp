@@ -52,6 +52,17 @@ TEST_CASE("ipc channel: a receive blocked on an empty channel answers peer_lost 
     CHECK(channel->try_send(make_message(0, 0)) == Status::peer_lost); // sticky
     REQUIRE(channel->close());
     CHECK(!exists(name)); // the dead peer does not keep the name alive
+
+    // The survivor goes on with a new channel under the same name and a new peer.
+    auto fresh = Small::create(name);
+    REQUIRE(fresh);
+    Child next = helper({"receive", name});
+    REQUIRE(next.read_line() == "ready");
+    CHECK(fresh->send_for(make_message(1, 0), k_bound) == Status::ok);
+    CHECK(next.read_line() == std::to_string(static_cast<int>(Status::ok)));
+    CHECK(next.wait_exit() == 0);
+    REQUIRE(fresh->close());
+    CHECK(!exists(name));
 }
 
 TEST_CASE("ipc channel: a send blocked on a full channel answers peer_lost when the peer dies",
