@@ -73,7 +73,9 @@ public:
         if (to == nullptr) {
             return Status::invalid_param;
         }
-        std::memcpy(to, bytes.data(), bytes.size());
+        if (!bytes.empty()) { // an empty span's data() may be null, which memcpy must not get
+            std::memcpy(to, bytes.data(), bytes.size());
+        }
         return Status::ok;
     }
 
