@@ -125,6 +125,23 @@ TEMPLATE_TEST_CASE("an empty channel: every receive form fails without blocking 
     CHECK(*out == 7); // untouched on failure
 }
 
+// A wait whose deadline has passed by the time the call gets to waiting (a 1 ns timeout always
+// has; so has a short one on a slow or preempted thread) expired: timed_out, not the no_wait
+// answer that a deadline already past when the caller gave it gets.
+TEMPLATE_TEST_CASE("a timed wait that expired before it began waiting answers timed_out", "",
+                   ferry::spsc, ferry::mpmc) {
+    using namespace std::chrono_literals;
+    small_channel<TestType> empty_ch;
+    small_channel<TestType> full_ch;
+    fill(full_ch);
+    CHECK(empty_ch.receive_for(1ns).status() == Status::timed_out);
+    auto value = std::make_unique<int>(1);
+    CHECK(full_ch.send_for(std::move(value), 1ns) == Status::timed_out);
+    REQUIRE(value != nullptr); // untouched
+    CHECK(empty_ch.receive_until(steady::now() - 1ns).status() == Status::empty);
+    CHECK(full_ch.send_until(std::move(value), steady::now() - 1ns) == Status::full);
+}
+
 TEMPLATE_TEST_CASE("timed waits never return early", "", ferry::spsc, ferry::mpmc) {
     small_channel<TestType> empty_ch;
     small_channel<TestType> full_ch;

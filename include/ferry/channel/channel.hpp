@@ -114,8 +114,7 @@ public:
     }
     template <typename Duration>
     Status send_until(T&& value, std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return send_with(value, true,
-                         [deadline] { return std::chrono::ceil<clock::duration>(deadline); });
+        return send_with(value, true, [deadline] { return until(deadline); });
     }
 
     // ---- receive ----------------------------------------------------------------------------
@@ -129,8 +128,7 @@ public:
     }
     template <typename Duration>
     Result<T> receive_until(std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return receive_value(true,
-                             [deadline] { return std::chrono::ceil<clock::duration>(deadline); });
+        return receive_value(true, [deadline] { return until(deadline); });
     }
 
     // Receives into an existing object (move-assigned on success, untouched otherwise): lets a
@@ -190,6 +188,17 @@ private:
         }
         return capacity;
     }
+
+    // A caller's deadline, looked at once its first attempt failed: one already past is
+    // k_past_deadline, which wait() answers like no_wait (full / empty). A duration's deadline is
+    // never that, so a timed wait whose deadline passes before wait() looks answers timed_out
+    // (a slow or preempted caller can take longer than a short timeout to get there).
+    template <typename Duration>
+    static clock::time_point until(std::chrono::time_point<clock, Duration> deadline) noexcept {
+        const auto d = std::chrono::ceil<clock::duration>(deadline);
+        return d <= clock::now() ? k_past_deadline : d;
+    }
+    static constexpr clock::time_point k_past_deadline = clock::time_point::min();
 
     // The deadline of a timeout that may wait (no_wait never gets here: its callers pass
     // may_wait = false). forever maps to time_point::max().
@@ -304,16 +313,21 @@ private:
     }
 
     // Waits on `event` (spin, then park) until `attempt` answers something other than `busy` or
-    // the deadline passes. A deadline already past behaves as no_wait (one more attempt). The
-    // attempt runs after every wake-up before the deadline is looked at, so a notification is
-    // never dropped by a waiter that is about to time out. attempt(counted): `counted` says
-    // whether this thread is already counted in blocked().
+    // the deadline passes. k_past_deadline (a caller's deadline already past, see until())
+    // behaves as no_wait: one more attempt. Any other deadline that has passed gives one more
+    // attempt too, then timed_out. The attempt runs after every wake-up before the deadline is
+    // looked at, so a notification is never dropped by a waiter that is about to time out.
+    // attempt(counted): `counted` says whether this thread is already counted in blocked().
     template <typename Attempt>
     Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
                 Attempt attempt) noexcept {
+        if (deadline == k_past_deadline) {
+            return attempt(false);
+        }
         const bool bounded = deadline != clock::time_point::max();
         if (bounded && deadline <= clock::now()) {
-            return attempt(false);
+            const Status s = attempt(false);
+            return s == busy ? Status::timed_out : s;
         }
         // Back off (1, 2, 4, then k_max_backoff pauses between tries) so that a waiting side
         // polls the other side's index line less often; capped low, because every pause between
