@@ -30,7 +30,8 @@ def public_headers(include_dir: pathlib.Path) -> list[str]:
     headers = []
     for path in (include_dir / "ferry").rglob("*.hpp"):
         rel = path.relative_to(include_dir)
-        if "detail" not in rel.parts and rel.parts[1] != "compat":
+        # ferry/net needs UCX, which a build may lack: it has its own umbrella, ferry/net.hpp.
+        if "detail" not in rel.parts and rel.parts[1] not in ("compat", "net", "net.hpp"):
             headers.append(rel.as_posix())
     return sorted(headers)
 

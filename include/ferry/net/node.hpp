@@ -1,0 +1,172 @@
+#pragma once
+// ferry::net::Node — one process's presence on the network: a UCX context and worker, an
+// optional listener, authenticated connections to peers, and the services (remote channels,
+// remote windows) that use them. Everything ferry/net builds sits on a Node; nothing in ferry
+// speaks a transport of its own (UCX's UCP API carries every byte). docs/multi-node.md.
+//
+// Connections. A node that listens accepts connections on its address ("127.0.0.1:0" picks a
+// free port; address() tells the real one). connect(address) opens one to another node. Either
+// way the connection is a *peer* (PeerId) only after the handshake: the connecting side sends
+// the job's shared secret (secret.hpp) and its exposed regions; the listening side checks the
+// secret (constant time) before it exposes anything, and answers with its own regions. A peer
+// that sends anything else first, or a wrong secret, is disconnected with a logged reason.
+//
+// Services. A service (a channel's receiving end, a window) registers a handler under a
+// ServiceId; messages for it arrive as Deliveries, on whichever thread is progressing the worker
+// (the node's progress thread, or a caller of progress()). A handler validates what it got and
+// returns nullptr to accept, or a reason to refuse: the node then disconnects that peer and logs
+// the reason — a forged or malformed message changes nothing and costs its sender the connection.
+// A message for a ServiceId nobody serves is refused the same way.
+//
+// Liveness. UCX reports a peer whose process died or whose connection broke (peer error
+// handling): the peer is lost at once. A frozen peer (SIGSTOP) or a silent network raises no
+// error in UCX, so every node sends a heartbeat to each peer every `heartbeat`, and a peer
+// that has sent nothing for `peer_timeout` is lost too. A lost peer stays lost (ids are never
+// reused): every later operation on it answers Status::peer_lost, and on_peer_lost handlers run
+// once for it.
+//
+// Threads. Every member function is thread-safe. Handlers and completion callbacks run with the
+// worker held: they may call post(), put(), fence() and ring() (non-blocking), never send(),
+// flush(), connect() or the destructor.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <ferry/afd/doorbell.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/net/secret.hpp>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ferry::net {
+
+using PeerId = std::uint32_t;        // 0 is never a peer
+using ServiceId = std::uint32_t;     // chosen by the service (a channel hashes its name)
+using RegionId = std::uint32_t;      // index into the exposing node's region table
+
+struct NodeOptions {
+    // "host:port" to listen on; empty: this node only connects. Port 0 picks a free port.
+    std::string listen;
+    Secret secret;
+    std::chrono::milliseconds heartbeat{100};
+    std::chrono::milliseconds peer_timeout{2000};
+    // Extra UCX settings (name without the UCX_ prefix, value), applied over the environment's
+    // UCX_* variables; e.g. {"TLS", "tcp"}.
+    std::vector<std::pair<std::string, std::string>> ucx_settings;
+};
+
+// A region another node exposed: its addresses in the owner's address space.
+struct RemoteRegion {
+    RegionId id = 0;
+    std::uint64_t base = 0;
+    std::uint64_t size = 0;
+};
+
+// One message for a service; valid only during the handler call.
+class Delivery {
+public:
+    [[nodiscard]] PeerId peer() const noexcept;
+    [[nodiscard]] std::span<const std::byte> header() const noexcept;
+    [[nodiscard]] std::uint64_t length() const noexcept; // payload bytes
+    [[nodiscard]] bool is_rendezvous() const noexcept;
+    // The payload when it came eagerly (is_rendezvous() false); valid during the handler.
+    [[nodiscard]] std::span<const std::byte> eager() const noexcept;
+    // A rendezvous payload: UCX places it straight into `into` (at least length() bytes, valid
+    // until `done` runs); `done(Status)` runs from a later progress call when it has landed
+    // (ok) or failed (peer_lost). Only during the handler; invalid_param when `into` is short.
+    Status receive_into(std::span<std::byte> into, std::function<void(Status)> done);
+
+private:
+    friend class Node;
+    struct Impl;
+    Impl* impl_ = nullptr;
+};
+
+// nullptr: accepted. Otherwise why the message is refused (the peer is disconnected).
+using Verdict = const char*;
+using Handler = std::function<Verdict(Delivery&)>;
+
+class Node {
+public:
+    // Starts the worker, the listener (when options.listen is set) and the progress thread.
+    // invalid_param for an unparsable address or an empty secret; failure when UCX cannot start
+    // or bind (the reason is logged).
+    [[nodiscard]] static Result<std::unique_ptr<Node>> start(NodeOptions options);
+    ~Node(); // disconnects every peer (bounded wait), stops the thread, releases UCX
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    // "host:port" with the real port; empty when not listening.
+    [[nodiscard]] std::string address() const;
+
+    // Connects and completes the handshake. timed_out, peer_lost (refused, unreachable).
+    [[nodiscard]] Result<PeerId> connect(std::string_view address, Timeout timeout);
+    // Peers that completed the handshake and are not lost (both directions).
+    [[nodiscard]] std::vector<PeerId> peers() const;
+    // Blocks until at least `count` peers connected to this node (accepted), or the timeout.
+    [[nodiscard]] Status await_peers(std::size_t count, Timeout timeout);
+    void disconnect(PeerId peer);
+
+    // Services.
+    void serve(ServiceId service, Handler handler);
+    void unserve(ServiceId service);
+
+    // Sends header + payload to the peer's `service`; returns when the payload may be reused,
+    // or timed_out (cancelled: the peer may or may not have got it), peer_lost.
+    [[nodiscard]] Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
+                              std::span<const std::byte> payload, Timeout timeout);
+    // Starts the same send and returns: the header is copied, the payload must stay valid until
+    // `done(Status)` runs (from a progress call; at once when it completed inline).
+    [[nodiscard]] Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,
+                              std::span<const std::byte> payload,
+                              std::function<void(Status)> done);
+
+    // Runs the worker once; true when something happened. Waiters that want low latency call it
+    // themselves; otherwise the progress thread does it when the worker has events.
+    bool progress();
+
+    // Liveness.
+    [[nodiscard]] bool alive(PeerId peer) const noexcept;
+    // Bumped whenever a peer is lost: waiters compare it cheaply instead of asking per peer.
+    [[nodiscard]] std::uint64_t losses() const noexcept;
+    // Runs once per lost peer, from the thread that noticed (never while a caller holds the
+    // worker from outside a handler). Returns a token for unwatch().
+    std::uint64_t on_peer_lost(std::function<void(PeerId)> handler);
+    void unwatch(std::uint64_t token);
+
+    // Messages refused (bad secret, unknown service, a handler's verdict) and the last reason.
+    [[nodiscard]] std::uint64_t refusals() const noexcept;
+    [[nodiscard]] std::string last_refusal() const;
+
+    // One-sided access. expose() registers memory for remote writes (before connecting or
+    // accepting peers: the table travels in the handshake); `bell` is rung when a peer calls
+    // ring() for the region. regions(peer) lists what the peer exposed.
+    [[nodiscard]] Result<RegionId> expose(std::span<std::byte> memory, afd::Doorbell bell = {});
+    [[nodiscard]] std::vector<RemoteRegion> regions(PeerId peer) const;
+    // Writes `bytes` at the owner's address inside the peer's region (invalid_param, nothing
+    // sent, when any of it is outside). Returns when `bytes` may be reused.
+    [[nodiscard]] Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
+                             std::span<const std::byte> bytes);
+    // Orders every earlier put to the peer before every later one (the data before its flag).
+    [[nodiscard]] Status fence(PeerId peer);
+    // Waits until every earlier put to the peer has landed in its memory.
+    [[nodiscard]] Status flush(PeerId peer, Timeout timeout);
+    // Asks the peer to ring the doorbell it exposed with `region` (a small message after the puts).
+    [[nodiscard]] Status ring(PeerId peer, RegionId region);
+
+private:
+    struct Impl;
+    explicit Node(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ferry::net
+
+#include <ferry/net/detail/node_impl.hpp>
