@@ -162,6 +162,22 @@ TEST_CASE("ipc channel: timeouts are never early, whichever process filled the c
     CHECK(child.wait_exit() == 0);
 }
 
+TEST_CASE("ipc channel: a positive timeout that runs out before the call waits answers timed_out; "
+          "a deadline already past when given answers like no_wait",
+          "[ipc]") {
+    const auto name = unique_name("short-timeouts");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    CHECK(channel->receive_for(1ns).status() == Status::timed_out);
+    CHECK(channel->receive_until(Clock::now() - 1ms).status() == Status::empty);
+    for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) {
+        REQUIRE(channel->try_send(make_message(0, i)) == Status::ok);
+    }
+    CHECK(channel->send_for(make_message(0, 0), 1ns) == Status::timed_out);
+    CHECK(channel->send_until(make_message(0, 0), Clock::now() - 1ms) == Status::full);
+    CHECK(channel->size() == ipc_test::k_small);
+}
+
 TEST_CASE("ipc channel: clear drops what another process queued and wakes its blocked send",
           "[ipc]") {
     const auto name = unique_name("clear");

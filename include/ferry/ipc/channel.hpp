@@ -109,7 +109,8 @@ public:
     }
     template <typename Duration>
     Status send_until(const T& value, std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return send_at(value, true, std::chrono::ceil<clock::duration>(deadline));
+        const auto d = std::chrono::ceil<clock::duration>(deadline);
+        return send_at(value, d > clock::now(), d); // already past when given: no_wait
     }
 
     // ---- receive ----------------------------------------------------------------------------
@@ -123,7 +124,8 @@ public:
     }
     template <typename Duration>
     Result<T> receive_until(std::chrono::time_point<clock, Duration> deadline) noexcept {
-        return receive_result(true, std::chrono::ceil<clock::duration>(deadline));
+        const auto d = std::chrono::ceil<clock::duration>(deadline);
+        return receive_result(d > clock::now(), d); // already past when given: no_wait
     }
     // Into an existing object; `out` is untouched on failure.
     Status receive(T& out, Timeout timeout = forever) noexcept {

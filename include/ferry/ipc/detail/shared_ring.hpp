@@ -13,12 +13,12 @@
 //
 //   Status claim(Claim& c, time_point deadline, bool may_wait, const Segment* peers);
 //       Reserves the next cell for writing, waiting while the ring is full. ok: fill c.cell, then
-//       publish(c) — a claim is never abandoned. full (!may_wait, or the deadline was already
-//       past), timed_out, stopped, peer_lost.
+//       publish(c) — a claim is never abandoned. full (!may_wait), timed_out (also when the
+//       deadline passed before the first attempt), stopped, peer_lost.
 //   void publish(const Claim& c);      // the cell becomes visible to receivers; wakes them
 //   Status acquire(Claim& c, time_point deadline, bool may_wait, const Segment* peers);
 //       Takes the oldest published cell to read in place, waiting while the ring is empty. ok:
-//       read c.cell, then release(c). empty (!may_wait, or a deadline already past), timed_out,
+//       read c.cell, then release(c). empty (!may_wait), timed_out (also a deadline already past),
 //       stopped (only once drained), peer_lost. A head cell claimed but not yet published is
 //       waited for whatever the timeout (parked, watching the peers), never reported empty.
 //   void release(const Claim& c);      // frees the cell for senders; wakes them
@@ -117,8 +117,11 @@ public:
     Status claim(Claim& c, clock::time_point deadline, bool may_wait,
                  const Segment* peers) noexcept {
         Outcome first = attempt_claim(c);
-        if (settled(first, Status::full, may_wait) || past(deadline)) {
+        if (settled(first, Status::full, may_wait)) {
             return after_fast_failure(first.status, peers);
+        }
+        if (past(deadline)) { // a wait whose time ran out before it began
+            return after_fast_failure(Status::timed_out, peers);
         }
         return wait(slots_word_, deadline, may_wait, Status::full, peers,
                     [this, &c] { return attempt_claim(c); });
@@ -132,8 +135,11 @@ public:
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
         Outcome first = attempt_acquire(c);
-        if (settled(first, Status::empty, may_wait) || (!first.pending && past(deadline))) {
+        if (settled(first, Status::empty, may_wait)) {
             return after_fast_failure(first.status, peers);
+        }
+        if (!first.pending && past(deadline)) {
+            return after_fast_failure(Status::timed_out, peers);
         }
         return wait(items_word_, deadline, may_wait, Status::empty, peers,
                     [this, &c] { return attempt_acquire(c); });
