@@ -334,3 +334,24 @@ TEST_CASE("net/node: messages of two peers are told apart") {
     CHECK(seeds[second_peer] == std::set<unsigned>{22});
     CHECK(node->refusals() == 0);
 }
+
+TEST_CASE("net/node: a handler that calls a waiting function gets invalid_param, not a hang") {
+    Connected c(options("127.0.0.1:0"));
+    std::promise<std::vector<Status>> seen;
+    c.node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        const std::byte header[1] = {std::byte{1}};
+        const auto payload = net_test::patterned(std::size_t{1} << 20, 1);
+        seen.set_value({c.node->send(d.peer(), net_test::k_service, header, payload, 1s),
+                        c.node->flush(d.peer(), 1s), c.node->await_peers(5, 1s),
+                        c.node->connect(c.node->address(), 1s).status(),
+                        c.node->progress() ? Status::failure : Status::ok});
+        return nullptr;
+    });
+    CHECK(c.helper.ask("send 7 64 1") == "sent ok");
+    auto future = seen.get_future();
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    CHECK(future.get() == std::vector<Status>{Status::invalid_param, Status::invalid_param,
+                                              Status::invalid_param, Status::invalid_param,
+                                              Status::ok});
+    CHECK(c.node->alive(c.peer));
+}
