@@ -408,3 +408,27 @@ TEST_CASE("net/node: early messages, malformed hellos, forged tokens are refused
         }
     }
 }
+
+TEST_CASE("net/node: a rendezvous the handler neither receives nor refuses is dropped") {
+    Connected c(options("127.0.0.1:0"));
+    std::promise<bool> ignored;
+    std::promise<std::size_t> eager;
+    c.node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        if (d.is_rendezvous()) {
+            ignored.set_value(d.eager().empty());
+        } else {
+            eager.set_value(d.length());
+        }
+        return nullptr;
+    });
+    CHECK(c.helper.ask("send 7 1048576 1") == "sent ok"); // the sender is not left waiting
+    auto ignored_future = ignored.get_future();
+    REQUIRE(ignored_future.wait_for(10s) == std::future_status::ready);
+    CHECK(ignored_future.get());
+    CHECK(c.helper.ask("send 7 64 1") == "sent ok"); // and the connection goes on
+    auto eager_future = eager.get_future();
+    REQUIRE(eager_future.wait_for(10s) == std::future_status::ready);
+    CHECK(eager_future.get() == 64);
+    CHECK(c.node->alive(c.peer));
+    CHECK(c.node->refusals() == 0);
+}
