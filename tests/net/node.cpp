@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -431,4 +432,24 @@ TEST_CASE("net/node: a rendezvous the handler neither receives nor refuses is dr
     CHECK(eager_future.get() == 64);
     CHECK(c.node->alive(c.peer));
     CHECK(c.node->refusals() == 0);
+}
+
+TEST_CASE("net/node: a throwing on_peer_lost handler or completion is contained") {
+    Connected c(options("127.0.0.1:0"));
+    c.node->on_peer_lost([](net::PeerId) { throw std::runtime_error("handler bug"); });
+    const std::byte header[1] = {std::byte{1}};
+    const auto payload = net_test::patterned(std::size_t{1} << 20, 1);
+    std::promise<void> posted;
+    REQUIRE(c.node->post(c.peer, net_test::k_service, header, payload, [&](Status) {
+        posted.set_value();
+        throw std::runtime_error("completion bug");
+    }) == Status::ok);
+    auto posted_future = posted.get_future();
+    REQUIRE(posted_future.wait_for(10s) == std::future_status::ready);
+    std::promise<net::PeerId> lost;
+    c.node->on_peer_lost([&](net::PeerId p) { lost.set_value(p); });
+    c.helper.signal(SIGKILL);
+    auto future = lost.get_future();
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    CHECK(future.get() == c.peer);
 }
