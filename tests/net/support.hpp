@@ -114,6 +114,24 @@ public:
         write_line(command);
         return read_line();
     }
+    // Asks the helper to exit and reaps it: its exit status (a sanitizer's report makes it
+    // non-zero), 128 + the signal that ended it, or -1 when it did not exit within `limit`.
+    int finish(std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+        write_line("exit");
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        char c = 0;
+        while (readable(deadline) && ::read(from_, &c, 1) == 1) { // until its stdout closes
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            kill();
+            return -1;
+        }
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
     void signal(int sig) const {
         if (pid_ > 0) {
             ::kill(pid_, sig);
