@@ -190,5 +190,6 @@ int main(int argc, char** argv) {
     while (std::getline(std::cin, line) && line != "exit") {
         command(*st, line);
     }
+    st->node.reset(); // first: its thread runs the handlers that use the rest of `st`
     return 0;
 }
