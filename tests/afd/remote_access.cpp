@@ -62,7 +62,10 @@ public:
         ops.push_back({Op::ring});
         return Status::ok;
     }
-    Status flush(const ferry::Timeout&) noexcept override { return Status::ok; }
+    Status flush(const ferry::Timeout&) noexcept override {
+        ++flushes;
+        return failing() ? Status::peer_lost : Status::ok;
+    }
 
     [[nodiscard]] Window window() { return {*this, k_base, memory.size()}; }
     [[nodiscard]] std::string kinds() const {
@@ -77,6 +80,7 @@ public:
     std::vector<Op> ops;
     std::optional<std::size_t> fail_at;
     bool outside = false;
+    std::size_t flushes = 0;
 
 private:
     bool failing() {
@@ -134,6 +138,8 @@ TEST_CASE("a remote window has no local bytes and checks ranges itself", "[afd][
     REQUIRE(w.publish(k_base + 252, 7) == Status::ok);
     REQUIRE(w.ring() == Status::ok);
     CHECK(remote.kinds() == "w|fr");
+    CHECK(w.flush(ferry::forever) == Status::ok);
+    CHECK(remote.flushes == 1);
     CHECK(remote.memory[240] == std::byte{0xAB});
     CHECK(remote.ops[2].offset == 252);
     CHECK(remote.ops[2].value == 7);

@@ -26,6 +26,7 @@
 #include <ferry/afd/doorbell.hpp>
 #include <ferry/afd/remote_access.hpp>
 #include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
 #include <limits>
 #include <span>
 
@@ -139,6 +140,12 @@ public:
         }
         std::atomic_ref<std::int32_t>(*flag).store(value, std::memory_order_release);
         return Status::ok;
+    }
+
+    // Waits until every earlier write and flag has landed in the owner's memory: at once for a
+    // local window (its stores are done); a remote one asks its access (timed_out, peer_lost).
+    [[nodiscard]] Status flush(const Timeout& timeout) const noexcept {
+        return remote_ != nullptr ? remote_->flush(timeout) : Status::ok;
     }
 
     // Rings the owner's doorbell; a remote window asks its access to (peer_lost when the owner
