@@ -146,11 +146,14 @@ ferry::Result<std::unique_ptr<net::RemoteWindow>> open_first(net::Node& node, ne
 
 int run_ffn_node(const Options& o) {
     const Config rc = rank_config(o.c, o.rank, o.ranks);
+    const Arena memory(ffn_layout(rc).total);
+    // Declared before the node, so destroyed after it: the node calls into them until it stops.
+    ferry::Result<std::unique_ptr<net::ExposedWindow>> own = Status::invalid_param;
+    Roster roster(o);
     auto node = start_node(o.listen);
     if (!node) {
         return fail("cannot start the node", node.status());
     }
-    const Arena memory(ffn_layout(rc).total);
     const auto base = reinterpret_cast<std::uintptr_t>(memory.bytes().data());
     init_ffn(memory.bytes(), base, rc);
     ferry::AllocationRegistry registry;
@@ -158,11 +161,10 @@ int run_ffn_node(const Options& o) {
                          ferry::AllocationKind::device}) != Status::ok) {
         return fail("cannot register the FFN memory");
     }
-    auto own = net::ExposedWindow::expose(**node, memory.bytes());
+    own = net::ExposedWindow::expose(**node, memory.bytes());
     if (!own) {
         return fail("cannot expose the FFN memory", own.status());
     }
-    Roster roster(o);
     (*node)->serve(k_hello_service, std::ref(roster));
     say("listening " + (*node)->address());
     const std::vector<net::PeerId> peers = roster.wait_hellos();
@@ -246,17 +248,19 @@ std::vector<std::string> split(const std::string& list) {
 int run_attention_node(Options o) {
     const std::vector<std::string> addresses = split(o.connect);
     o.ranks = static_cast<std::uint32_t>(addresses.size());
+    const Arena memory(attention_window_size(o.c, o.ranks));
+    // Declared before the node, so destroyed after it: the node calls into them until it stops.
+    ferry::Result<std::unique_ptr<net::ExposedWindow>> own = Status::invalid_param;
+    Departures departures;
     auto node = start_node("");
     if (!node) {
         return fail("cannot start the node", node.status());
     }
-    const Arena memory(attention_window_size(o.c, o.ranks));
     init_attention(memory.bytes(), reinterpret_cast<std::uintptr_t>(memory.bytes().data()), o.c);
-    auto own = net::ExposedWindow::expose(**node, memory.bytes());
+    own = net::ExposedWindow::expose(**node, memory.bytes());
     if (!own) {
         return fail("cannot expose the attention memory", own.status());
     }
-    Departures departures;
     const std::uint64_t watch = (*node)->on_peer_lost([&](net::PeerId) { departures.lost(); });
     std::vector<std::unique_ptr<net::RemoteWindow>> remotes;
     std::vector<ContextImage> images(o.ranks);

@@ -41,8 +41,8 @@ namespace ferry::net {
 // node must outlive it.
 class RemoteWindow final : public afd::RemoteAccess {
 public:
-    // invalid_param when the peer exposed no such region (or is not a peer); peer_lost when it
-    // is lost.
+    // invalid_param when the peer exposed no such region; peer_lost when `peer` is not a live
+    // peer (lost, or never one).
     [[nodiscard]] static Result<std::unique_ptr<RemoteWindow>> open(Node& node, PeerId peer,
                                                                     RegionId region) {
         if (!node.alive(peer)) {
@@ -96,7 +96,9 @@ private:
 // This process's memory, exposed on a Node for peers to write, with the doorbell they ring and an
 // entry in afd::WaitDirectory. Expose before connecting or accepting the peers that will write
 // (the region table travels in the handshake). Not movable: the Node and the directory hold its
-// doorbell's address. The node and the memory must outlive it.
+// doorbell's address. Lifetimes: the memory outlives it, and it outlives the Node — the Node
+// rings its doorbell for as long as peers may ask, and has no way to forget a region — while no
+// wait on the memory may outlast the Node (the probe asks it). Declare it before the Node.
 //
 // Peer loss: a waiter on this memory ends with peer_lost once a watched peer is lost; with no
 // peer watched (watch() never called), once any peer of the node is lost — in an AFD job every
