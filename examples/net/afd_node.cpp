@@ -23,6 +23,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <ferry/net/node.hpp>
 #include <ferry/net/window.hpp>
 #include <map>
@@ -144,6 +145,30 @@ ferry::Result<std::unique_ptr<net::RemoteWindow>> open_first(net::Node& node, ne
     return net::RemoteWindow::open(node, peer, regions.front().id);
 }
 
+// The peers this node writes to: a RemoteWindow over each one's first region, and this node's
+// copy of its ScheduleContext (the peer's addresses), as the roles take them.
+struct PeerWindows {
+    std::vector<std::unique_ptr<net::RemoteWindow>> remotes;
+    std::deque<ContextImage> images; // views point into it: no reallocation
+    std::vector<ScheduleContextView> views;
+    std::vector<Window> windows;
+
+    // `context` lays out the peer's context at its region's base; `own` watches the peer.
+    Status add(net::Node& node, net::ExposedWindow& own, net::PeerId peer,
+               const std::function<ScheduleContext(std::uint64_t)>& context) {
+        auto remote = open_first(node, peer);
+        if (!remote) {
+            return remote.status();
+        }
+        own.watch(peer);
+        images.emplace_back().view().store(context((*remote)->region().base));
+        views.push_back(images.back().view());
+        windows.push_back((*remote)->window());
+        remotes.push_back(std::move(*remote));
+        return Status::ok;
+    }
+};
+
 int run_ffn_node(const Options& o) {
     const Config rc = rank_config(o.c, o.rank, o.ranks);
     const Arena memory(ffn_layout(rc).total);
@@ -171,45 +196,37 @@ int run_ffn_node(const Options& o) {
     if (peers.empty()) {
         return fail("the attention nodes did not all arrive");
     }
-    std::vector<std::unique_ptr<net::RemoteWindow>> remotes;
-    std::vector<ContextImage> images(peers.size());
-    std::vector<ScheduleContextView> views;
-    std::vector<Window> windows;
+    PeerWindows sessions;
     for (std::size_t s = 0; s < peers.size(); ++s) {
-        auto remote = open_first(**node, peers[s]);
-        if (!remote) {
-            return fail("session " + std::to_string(s) + " exposed no window", remote.status());
+        const Status st = sessions.add(**node, **own, peers[s], [&](std::uint64_t base) {
+            return attention_context(base, o.c);
+        });
+        if (st != Status::ok) {
+            return fail("session " + std::to_string(s) + " exposed no window", st);
         }
-        (*own)->watch(peers[s]);
-        images[s].view().store(attention_context((*remote)->region().base, o.c));
-        views.push_back(images[s].view());
-        windows.push_back((*remote)->window());
-        remotes.push_back(std::move(*remote));
     }
-    CreditWriter credits(rc, o.rank, memory.bytes(), windows);
+    CreditWriter credits(rc, o.rank, memory.bytes(), sessions.windows);
     std::uint32_t rounds = 0;
-    FfnEnds e{memory.bytes(), (*own)->doorbell(), &registry, views, windows};
+    FfnEnds e{memory.bytes(), (*own)->doorbell(), &registry, sessions.views, sessions.windows};
     e.auto_wait = true;
     e.rank = o.rank;
     e.ranks = o.ranks;
     e.consumed = [&] {
         if (rounds++ == o.hold_after) {
-            hold(windows);
+            hold(sessions.windows);
         }
         return credits();
     };
     const Report r = run_ffn(rc, e);
-    for (const auto& remote : remotes) { // every result has landed before this node goes away
+    for (const auto& remote : sessions.remotes) { // every result lands before this node goes
         (void)remote->flush(k_wait);
     }
     say(format_report(r));
-    if (!(*own)->peer_lost()) {
-        roster.wait_byes();
-    }
     if ((*own)->peer_lost()) {
         std::fprintf(stderr, "afd_node: ffn rank %u: peer_lost\n", o.rank);
         return k_exit_peer_lost;
     }
+    roster.wait_byes();
     return r.errors == 0 ? 0 : k_exit_results;
 }
 
@@ -262,10 +279,7 @@ int run_attention_node(Options o) {
         return fail("cannot expose the attention memory", own.status());
     }
     const std::uint64_t watch = (*node)->on_peer_lost([&](net::PeerId) { departures.lost(); });
-    std::vector<std::unique_ptr<net::RemoteWindow>> remotes;
-    std::vector<ContextImage> images(o.ranks);
-    std::vector<ScheduleContextView> views;
-    std::vector<Window> windows;
+    PeerWindows ffns;
     for (std::uint32_t f = 0; f < o.ranks; ++f) {
         const ferry::Result<net::PeerId> peer = (*node)->connect(addresses[f], k_wait);
         if (!peer) {
@@ -277,20 +291,17 @@ int run_attention_node(Options o) {
             s != Status::ok) {
             return fail("ffn rank " + std::to_string(f) + " did not take the hello", s);
         }
-        auto remote = open_first(**node, *peer);
-        if (!remote) {
-            return fail("ffn rank " + std::to_string(f) + " exposed no window", remote.status());
+        const Status st = ffns.add(**node, **own, *peer, [&](std::uint64_t base) {
+            return ffn_context(base, rank_config(o.c, f, o.ranks));
+        });
+        if (st != Status::ok) {
+            return fail("ffn rank " + std::to_string(f) + " exposed no window", st);
         }
-        (*own)->watch(*peer);
-        images[f].view().store(ffn_context((*remote)->region().base, rank_config(o.c, f, o.ranks)));
-        views.push_back(images[f].view());
-        windows.push_back((*remote)->window());
-        remotes.push_back(std::move(*remote));
     }
-    AttentionEnds ends{memory.bytes(), (*own)->doorbell(), views[0], windows[0]};
+    AttentionEnds ends{memory.bytes(), (*own)->doorbell(), ffns.views[0], ffns.windows[0]};
     ends.auto_wait = true;
     const AttentionResult result =
-        run_attention_ranks(o.c, {ends, views, windows}, o.session, o.hold_after);
+        run_attention_ranks(o.c, {ends, ffns.views, ffns.windows}, o.session, o.hold_after);
     say(format_report(result.report));
     if (result.exit == ScheduleExit::peer_lost) {
         std::fprintf(stderr, "afd_node: session %u: peer_lost\n", o.session);
@@ -299,8 +310,8 @@ int run_attention_node(Options o) {
     }
     for (std::uint32_t f = 0; f < o.ranks; ++f) {
         const Hello bye = hello_of(o, o.session, f, k_bye);
-        (void)(*node)->send(remotes[f]->peer(), k_hello_service, std::as_bytes(std::span(&bye, 1)),
-                            {}, k_wait);
+        (void)(*node)->send(ffns.remotes[f]->peer(), k_hello_service,
+                            std::as_bytes(std::span(&bye, 1)), {}, k_wait);
     }
     departures.wait(o.ranks);
     (*node)->unwatch(watch);
