@@ -3,3 +3,4 @@
 // i.e. UCX's ucp). Not part of <ferry/ferry.hpp>, which needs no UCX. Guide: docs/multi-node.md.
 #include <ferry/net/node.hpp>
 #include <ferry/net/secret.hpp>
+#include <ferry/net/window.hpp>

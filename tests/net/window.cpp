@@ -1,0 +1,157 @@
+// RemoteWindow and ExposedWindow between two nodes of this process over UCX's tcp loopback: the
+// remote window covers exactly what the owner exposed, its writes land before the flag that
+// follows them and its ring wakes the owner's doorbell; anything outside is refused with nothing
+// written; the exposed memory is in the WaitDirectory with its doorbell and a probe that reports
+// the writer node's loss.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <ferry/afd/auto_wait.hpp>
+#include <ferry/net/window.hpp>
+#include <memory>
+#include <mutex>
+
+using ferry::Status;
+using namespace ferry;
+
+namespace {
+
+constexpr auto k_limit = std::chrono::seconds(10);
+
+struct Pair {
+    // Destroyed in reverse: the remote window, the writer, the owner node (whose ring handler
+    // holds the exposed doorbell), then the exposed window and the memory.
+    alignas(64) std::array<std::byte, 4096> memory{};
+    std::unique_ptr<net::ExposedWindow> exposed;
+    std::unique_ptr<net::Node> owner, writer;
+    net::PeerId peer = 0;
+    std::unique_ptr<net::RemoteWindow> remote;
+
+    static std::unique_ptr<net::Node> node(const std::string& listen) {
+        net::NodeOptions o;
+        o.listen = listen;
+        o.secret = net::Secret::from_environment().value();
+        auto n = net::Node::start(std::move(o));
+        REQUIRE(n.has_value());
+        return std::move(*n);
+    }
+    Pair() {
+        owner = node("127.0.0.1:0");
+        auto e = net::ExposedWindow::expose(*owner, memory);
+        REQUIRE(e.has_value());
+        exposed = std::move(*e);
+        writer = node("");
+        auto p = writer->connect(owner->address(), k_limit);
+        REQUIRE(p.has_value());
+        peer = *p;
+        auto r = net::RemoteWindow::open(*writer, peer, exposed->region());
+        REQUIRE(r.has_value());
+        remote = std::move(*r);
+    }
+    [[nodiscard]] std::uint64_t base() const { return exposed->owner_base(); }
+    [[nodiscard]] std::int32_t flag(std::size_t offset) {
+        return std::atomic_ref(*reinterpret_cast<std::int32_t*>(memory.data() + offset))
+            .load(std::memory_order_acquire);
+    }
+    // Parks on the exposed doorbell until the flag at `offset` is `value` (bounded).
+    bool wait_flag(std::size_t offset, std::int32_t value) {
+        const afd::Doorbell bell = exposed->doorbell();
+        const auto deadline = afd::Doorbell::clock::now() + k_limit;
+        bell.arm();
+        bool seen = false;
+        while (!seen && afd::Doorbell::clock::now() < deadline) {
+            const std::uint32_t rings = bell.snapshot();
+            seen = flag(offset) == value;
+            if (!seen) {
+                bell.park(rings, deadline);
+            }
+        }
+        bell.disarm();
+        return seen;
+    }
+};
+
+const std::array<std::byte, 16> k_payload = [] {
+    std::array<std::byte, 16> p{};
+    p.fill(std::byte{0xC3});
+    return p;
+}();
+
+} // namespace
+
+TEST_CASE("net/window: a remote window writes the owner's memory, then the flag, then rings",
+          "[net][window]") {
+    Pair pair;
+    const afd::Window w = pair.remote->window();
+    CHECK(w.is_remote());
+    CHECK(w.owner_base() == pair.base());
+    CHECK(w.size() == pair.memory.size());
+    REQUIRE(w.write(pair.base() + 4096 - 16, k_payload) == Status::ok); // up to the last byte
+    REQUIRE(w.publish(pair.base() + 64, 1) == Status::ok);
+    REQUIRE(w.ring() == Status::ok);
+    REQUIRE(pair.wait_flag(64, 1));
+    CHECK(std::equal(k_payload.begin(), k_payload.end(), pair.memory.end() - 16));
+    CHECK(w.flush(k_limit) == Status::ok);
+}
+
+TEST_CASE("net/window: a remote window refuses what lies outside and writes nothing",
+          "[net][window]") {
+    Pair pair;
+    const afd::Window w = pair.remote->window();
+    CHECK(w.write(pair.base() + 4096 - 15, k_payload) == Status::invalid_param);
+    CHECK(w.write(pair.base() - 16, k_payload) == Status::invalid_param);
+    CHECK(w.publish(pair.base() + 4096, 1) == Status::invalid_param);
+    CHECK(w.publish(pair.base() + 2, 1) == Status::invalid_param); // misaligned
+    // A forged put past the window, straight to the node, is refused there too.
+    CHECK(pair.writer->put(pair.peer, pair.exposed->region(), pair.base() + 4090, k_payload) ==
+          Status::invalid_param);
+    // A flag that does land proves the refused writes were not merely late.
+    REQUIRE(w.publish(pair.base() + 128, 7) == Status::ok);
+    REQUIRE(w.ring() == Status::ok);
+    REQUIRE(pair.wait_flag(128, 7));
+    std::array<std::byte, 4096> rest = pair.memory;
+    std::fill_n(rest.begin() + 128, 4, std::byte{0}); // the flag
+    CHECK(std::all_of(rest.begin(), rest.end(), [](std::byte b) { return b == std::byte{0}; }));
+}
+
+TEST_CASE("net/window: RemoteWindow::open refuses a region the peer did not expose",
+          "[net][window]") {
+    Pair pair;
+    CHECK(net::RemoteWindow::open(*pair.writer, pair.peer, pair.exposed->region() + 1).status() ==
+          Status::invalid_param);
+    CHECK(net::RemoteWindow::open(*pair.writer, pair.peer + 100, 0).status() == Status::peer_lost);
+    CHECK(net::ExposedWindow::expose(*pair.owner, pair.memory).status() ==
+          Status::invalid_param); // the owner has a peer now: too late to expose
+}
+
+TEST_CASE("net/window: the exposed memory's waits park on its doorbell and see the writer's loss",
+          "[net][window]") {
+    Pair pair;
+    afd::AutoWait wait;
+    wait.bind(pair.memory.data());
+    CHECK(wait.parks_on_doorbell());
+    CHECK(wait.watches_peers());
+    const auto entry = afd::WaitDirectory::instance().find(pair.memory.data() + 100);
+    REQUIRE(entry.has_value());
+    CHECK_FALSE(entry->peers.peer_lost());
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool lost = false;
+    const std::uint64_t token = pair.owner->on_peer_lost([&](net::PeerId) {
+        const std::lock_guard lock(m);
+        lost = true;
+        cv.notify_all();
+    });
+    pair.remote.reset();
+    pair.writer.reset(); // the writer node goes away: the owner loses its peer
+    {
+        std::unique_lock lock(m);
+        REQUIRE(cv.wait_for(lock, k_limit, [&] { return lost; }));
+    }
+    pair.owner->unwatch(token);
+    CHECK(entry->peers.peer_lost());
+}
