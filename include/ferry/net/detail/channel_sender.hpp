@@ -207,7 +207,8 @@ inline Verdict SenderState::on_message(Delivery& d, const ChannelWire& w) {
 inline Verdict SenderState::on_reply(const ChannelWire& w, std::vector<Outgoing>& out) {
     switch (static_cast<WireKind>(w.kind)) {
     case WireKind::accept:
-        if (phase_ != Phase::opening || w.b == 0 || w.a > w.b) {
+        if (phase_ != Phase::opening || w.b == 0 || w.b > k_max_channel_capacity || w.a > w.b ||
+            w.c == 0 || (flavor_ == Flavor::typed && w.c != element_bytes_)) {
             return "ferry.net.channel: a malformed or repeated accept";
         }
         phase_ = Phase::open;
@@ -216,7 +217,7 @@ inline Verdict SenderState::on_reply(const ChannelWire& w, std::vector<Outgoing>
         credits_ += w.a;
         return nullptr;
     case WireKind::credit:
-        if (w.a == 0 || w.a > k_max_channel_capacity) {
+        if (w.a == 0 || w.a > (capacity_ != 0 ? capacity_ : k_max_channel_capacity)) {
             return "ferry.net.channel: a malformed credit";
         }
         credits_ += w.a;
