@@ -162,6 +162,15 @@ public:
         return parse(view->bytes()); // the view hands the buffer back after the copy
     }
     Result<Dataset> try_receive() noexcept { return receive(no_wait); }
+    template <typename Duration>
+    Result<Dataset>
+    receive_until(std::chrono::time_point<Timeout::clock, Duration> deadline) noexcept {
+        auto view = receive_view_until(deadline);
+        if (!view) {
+            return view.status();
+        }
+        return parse(view->bytes());
+    }
     template <typename Rep, typename Period>
     Result<Dataset> receive_for(std::chrono::duration<Rep, Period> timeout) noexcept {
         return receive(Timeout(timeout));
@@ -276,23 +285,14 @@ public:
     // cannot be sent — checked before anything is sent or a credit spent. Otherwise ok, full
     // (no_wait), timed_out, stopped, peer_lost, bad_alloc.
     Status send(const Dataset& ds, Timeout timeout = forever) noexcept {
-        if (!state_) {
-            return Status::uninitialized;
-        }
-        const Result<std::size_t> size = serialized_size(ds);
-        if (!size) {
-            return size.status();
-        }
-        if (*size > max_message_bytes()) {
-            return Status::invalid_param;
-        }
-        auto message = serialize(ds);
-        if (!message) {
-            return message.status();
-        }
-        return send_owned(std::move(*message), detail::Deadline::of(timeout));
+        return send_dataset(ds, detail::Deadline::of(timeout));
     }
     Status try_send(const Dataset& ds) noexcept { return send(ds, no_wait); }
+    template <typename Duration>
+    Status send_until(const Dataset& ds,
+                      std::chrono::time_point<Timeout::clock, Duration> deadline) noexcept {
+        return send_dataset(ds, detail::Deadline::until(deadline));
+    }
     template <typename Rep, typename Period>
     Status send_for(const Dataset& ds, std::chrono::duration<Rep, Period> timeout) noexcept {
         return send(ds, Timeout(timeout));
@@ -336,6 +336,23 @@ private:
     explicit MessageSender(std::shared_ptr<detail::SenderState> s) noexcept
         : state_(std::move(s)) {}
 
+    Status send_dataset(const Dataset& ds, detail::Deadline d) noexcept {
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        const Result<std::size_t> size = serialized_size(ds);
+        if (!size) {
+            return size.status();
+        }
+        if (*size > max_message_bytes()) {
+            return Status::invalid_param; // checked before a credit is taken or a byte sent
+        }
+        auto message = serialize(ds);
+        if (!message) {
+            return message.status();
+        }
+        return send_owned(std::move(*message), d);
+    }
     Status send_owned(MessageBuffer message, detail::Deadline d) noexcept {
         try {
             auto owned = std::make_shared<const MessageBuffer>(std::move(message));
