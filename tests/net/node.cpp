@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -393,10 +394,13 @@ TEST_CASE("net/node: early messages, malformed hellos, forged tokens are refused
             Helper raw({"raw", scenario});
             raw.write_line(node->address());
             CHECK(raw.read_line() == "sent");
-            std::unique_lock lock(mu);
-            // The proper message follows the bad one on the same connection.
-            REQUIRE(cv.wait_for(lock, 10s, [&] { return !seeds.empty(); }));
-            CHECK(seeds == std::vector<unsigned>{2});
+            {
+                // The proper message follows the bad one on the same connection. (`mu` is
+                // released before the node is called: the handler takes it under the worker.)
+                std::unique_lock lock(mu);
+                REQUIRE(cv.wait_for(lock, 10s, [&] { return !seeds.empty(); }));
+                CHECK(seeds == std::vector<unsigned>{2});
+            }
             CHECK(node->last_refusal() == (std::string(scenario) == "forged"
                                                ? "wrong connection token"
                                                : "message without a reply endpoint"));
@@ -404,4 +408,48 @@ TEST_CASE("net/node: early messages, malformed hellos, forged tokens are refused
             refused_once();
         }
     }
+}
+
+TEST_CASE("net/node: a rendezvous the handler neither receives nor refuses is dropped") {
+    Connected c(options("127.0.0.1:0"));
+    std::promise<bool> ignored;
+    std::promise<std::size_t> eager;
+    c.node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        if (d.is_rendezvous()) {
+            ignored.set_value(d.eager().empty());
+        } else {
+            eager.set_value(d.length());
+        }
+        return nullptr;
+    });
+    CHECK(c.helper.ask("send 7 1048576 1") == "sent ok"); // the sender is not left waiting
+    auto ignored_future = ignored.get_future();
+    REQUIRE(ignored_future.wait_for(10s) == std::future_status::ready);
+    CHECK(ignored_future.get());
+    CHECK(c.helper.ask("send 7 64 1") == "sent ok"); // and the connection goes on
+    auto eager_future = eager.get_future();
+    REQUIRE(eager_future.wait_for(10s) == std::future_status::ready);
+    CHECK(eager_future.get() == 64);
+    CHECK(c.node->alive(c.peer));
+    CHECK(c.node->refusals() == 0);
+}
+
+TEST_CASE("net/node: a throwing on_peer_lost handler or completion is contained") {
+    Connected c(options("127.0.0.1:0"));
+    c.node->on_peer_lost([](net::PeerId) { throw std::runtime_error("handler bug"); });
+    const std::byte header[1] = {std::byte{1}};
+    const auto payload = net_test::patterned(std::size_t{1} << 20, 1);
+    std::promise<void> posted;
+    REQUIRE(c.node->post(c.peer, net_test::k_service, header, payload, [&](Status) {
+        posted.set_value();
+        throw std::runtime_error("completion bug");
+    }) == Status::ok);
+    auto posted_future = posted.get_future();
+    REQUIRE(posted_future.wait_for(10s) == std::future_status::ready);
+    std::promise<net::PeerId> lost;
+    c.node->on_peer_lost([&](net::PeerId p) { lost.set_value(p); });
+    c.helper.signal(SIGKILL);
+    auto future = lost.get_future();
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    CHECK(future.get() == c.peer);
 }

@@ -208,11 +208,11 @@ inline void Node::Impl::drain() {
                 handlers.push_back(handler);
             }
             for (const auto& handler : handlers) {
-                (*handler)(id);
+                detail::run_guarded("an on_peer_lost handler", *handler, id);
             }
         }
         for (auto& completion : std::exchange(later, {})) {
-            completion();
+            detail::run_guarded("a completion", completion);
         }
     }
     std::erase_if(closing, [](void* request) {

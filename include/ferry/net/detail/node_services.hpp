@@ -22,9 +22,7 @@ inline void Node::Impl::on_sent(void* request, ucs_status_t status, void* user) 
         return;
     }
     std::unique_ptr<Op> owned(op);
-    if (owned->done) {
-        owned->done(owned->result);
-    }
+    detail::run_guarded("a post's completion", owned->done, owned->result);
 }
 
 // Starts an AM send of op->header + payload on `conn`. A post's op (owned_by_callback) passes
@@ -123,8 +121,8 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
     if (s != Status::ok) {
         return s; // nothing started: `done` does not run
     }
-    if (op && op->done) { // completed at once: the op is still ours
-        op->done(Status::ok);
+    if (op) { // completed at once: the op is still ours
+        detail::run_guarded("a post's completion", op->done, Status::ok);
     }
     return Status::ok;
 }
@@ -203,9 +201,7 @@ inline Status Node::Impl::receive(Delivery::Impl& d, std::span<std::byte> into,
         InCallback guard;
         ucp_request_free(request);
         const Status result = status == UCS_OK ? Status::ok : Status::peer_lost;
-        if (r->done) {
-            r->done(result);
-        }
+        detail::run_guarded("a receive's completion", r->done, result);
     };
     void* request = ucp_am_recv_data_nbx(worker.h, d.data, into.data(), d.length, &p);
     d.receiving = true; // UCX owns the descriptor now, whatever happened
@@ -218,9 +214,7 @@ inline Status Node::Impl::receive(Delivery::Impl& d, std::span<std::byte> into,
         auto* r = receipt.release();
         later.push_back([r] {
             std::unique_ptr<Receipt> owned(r);
-            if (owned->done) {
-                owned->done(Status::ok);
-            }
+            detail::run_guarded("a receive's completion", owned->done, Status::ok);
         });
         return Status::ok;
     }

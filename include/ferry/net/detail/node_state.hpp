@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <ferry/net/detail/address.hpp>
 #include <ferry/net/detail/ucx_status.hpp>
 #include <ferry/net/detail/wire.hpp>
@@ -19,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ferry::net {
@@ -58,6 +60,21 @@ struct Conn {
     clock::time_point last_heard;
     wire::Frame heartbeat; // the heartbeat's header: it must outlive every heartbeat sent
 };
+
+// Runs a user's callback; an exception it throws must not unwind through UCX (C) or end the
+// progress thread: it is logged and dropped.
+template <typename F, typename... Args>
+void run_guarded(const char* what, F& f, Args&&... args) noexcept {
+    try {
+        if (f) {
+            f(std::forward<Args>(args)...);
+        }
+    } catch (const std::exception& e) {
+        log_line(std::string(what) + " threw: " + e.what());
+    } catch (...) {
+        log_line(std::string(what) + " threw");
+    }
+}
 
 } // namespace detail
 
