@@ -12,6 +12,7 @@
 #include "../channel/harness.hpp"
 #include "../ipc/harness.hpp"
 
+#include <benchmark/benchmark.h>
 #include <cerrno>
 #include <fcntl.h>
 #include <functional>
@@ -149,5 +150,80 @@ private:
     pid_t pid_ = -1;
     int from_peer_ = -1;
 };
+
+// Seconds to stream `count` messages to the peer: send(i) sends message i; heard(c) waits for
+// the peer's byte c (a raw UCX parent progresses its worker meanwhile). The peer reports 'r'
+// when open, 'w' after an untimed warm-up of count / 4 messages, 'd' after `count` more; the
+// time runs from the first timed send to 'd'. ferry's and the baselines' rows all use it.
+template <typename Send, typename Heard>
+Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) {
+    const std::uint64_t warmup = count / 4;
+    bool ok = heard('r');
+    for (std::uint64_t i = 0; ok && i < warmup; ++i) {
+        ok = send(i);
+    }
+    ok = ok && heard('w');
+    const auto start = clock::now();
+    for (std::uint64_t i = 0; ok && i < count; ++i) {
+        ok = send(warmup + i);
+    }
+    ok = ok && heard('d');
+    const auto stop = clock::now();
+    Timed result;
+    result.error = peer.finish();
+    if (result.error.empty() && !ok) {
+        result.error = "a send failed or the peer did not report";
+    }
+    result.seconds = std::chrono::duration<double>(stop - start).count();
+    return result;
+}
+
+// Round trips of an exchange: `round(r)` runs round r (1, 2, ...) and returns when its answer
+// came. rounds / 4 untimed rounds first (after heard('r')), then `rounds` timed one by one;
+// heard('d') after the last. The times in microseconds, or why the run is void.
+struct Rounds {
+    std::vector<double> us;
+    std::string error;
+};
+
+template <typename Round, typename Heard>
+Rounds timed_rounds(ExecPeer& peer, std::uint64_t rounds, Round round, Heard heard) {
+    const std::uint64_t warmup = rounds / 4;
+    Rounds result;
+    bool ok = heard('r');
+    for (std::uint64_t r = 1; ok && r <= warmup; ++r) {
+        ok = round(r);
+    }
+    result.us.reserve(rounds);
+    for (std::uint64_t r = warmup + 1; ok && r <= warmup + rounds; ++r) {
+        const auto start = clock::now();
+        ok = round(r);
+        result.us.push_back(
+            std::chrono::duration<double, std::micro>(clock::now() - start).count());
+    }
+    ok = ok && heard('d');
+    result.error = peer.finish();
+    if (result.error.empty() && !ok) {
+        result.error = "a round failed or the peer did not report";
+    }
+    return result;
+}
+
+// Records a repetition of an exchange: total time as the iteration time, the median and p99
+// of its rounds as counters (the last repetition's; each repetition is its own JSON entry).
+inline bool record_rounds(benchmark::State& state, Rounds& rounds) {
+    if (!rounds.error.empty()) {
+        state.SkipWithError(rounds.error.c_str());
+        return false;
+    }
+    double total = 0;
+    for (const double us : rounds.us) {
+        total += us;
+    }
+    state.SetIterationTime(total / 1e6);
+    state.counters["p50_us"] = quantile(rounds.us, 0.5);
+    state.counters["p99_us"] = quantile(rounds.us, 0.99);
+    return true;
+}
 
 } // namespace ferry::bench::net

@@ -28,6 +28,7 @@ using ferry::bench::page_aligned;
 using ferry::bench::net::ExecPeer;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
+using ferry::bench::net::Rounds;
 
 constexpr unsigned k_key_am = 3;
 constexpr std::uint64_t k_rounds = 2'000;
@@ -163,67 +164,27 @@ private:
     std::uint64_t flag_ = 0;
 };
 
-struct Rounds {
-    std::vector<double> us; // per timed round
-    std::string error;
-};
-
 Rounds exchange_with_peer(std::size_t size) {
-    const std::uint64_t warmup = k_rounds / 4;
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    Rounds result;
     RawUcx ucx(true);
     Exposed mem(ucx, 0); // the answer flag only
-    ExecPeer peer(
-        cpus.second, "raw_ffn",
-        {std::to_string(ucx.port()), std::to_string(size), std::to_string(warmup + k_rounds)});
-    bool broken = false;
-    bool ok = ucx.accept() && mem.swap_keys() &&
-              ucx.progress_until([&] { return peer.arrived('r', broken) || broken; }) && !broken;
-    {
-        Attention attention(ucx, mem, size);
-        for (std::uint64_t r = 1; ok && r <= warmup; ++r) {
-            ok = attention.round(r);
-        }
-        result.us.reserve(k_rounds);
-        for (std::uint64_t r = warmup + 1; ok && r <= warmup + k_rounds; ++r) {
-            const auto start = ferry::bench::clock::now();
-            ok = attention.round(r);
-            result.us.push_back(
-                std::chrono::duration<double, std::micro>(ferry::bench::clock::now() - start)
-                    .count());
-        }
-        ok = ok && ucx.progress_until([&] { return peer.arrived('d', broken) || broken; }) &&
-             !broken;
-    }
-    result.error = peer.finish();
-    if (result.error.empty() && !ok) {
-        result.error = "a put failed, an answer did not come or the peer did not report";
-    }
-    return result;
+    ExecPeer peer(cpus.second, "raw_ffn",
+                  {std::to_string(ucx.port()), std::to_string(size),
+                   std::to_string(k_rounds / 4 + k_rounds)});
+    const bool keyed = ucx.accept() && mem.swap_keys();
+    Attention attention(ucx, mem, size);
+    return ferry::bench::net::timed_rounds(
+        peer, k_rounds, [&](std::uint64_t r) { return attention.round(r); },
+        [&](char what) { return keyed && ucx.heard(peer, what); });
 }
 
 void exchange(benchmark::State& state, std::size_t size) {
-    std::vector<double> p50;
-    std::vector<double> p99;
     for (auto _ : state) {
         Rounds rounds = exchange_with_peer(size);
-        if (!rounds.error.empty()) {
-            state.SkipWithError(rounds.error.c_str());
+        if (!ferry::bench::net::record_rounds(state, rounds)) {
             break;
         }
-        double total = 0;
-        for (const double us : rounds.us) {
-            total += us;
-        }
-        state.SetIterationTime(total / 1e6);
-        p50.push_back(ferry::bench::quantile(rounds.us, 0.5));
-        p99.push_back(ferry::bench::quantile(rounds.us, 0.99));
-    }
-    if (!p50.empty()) {
-        state.counters["p50_us"] = p50.back();
-        state.counters["p99_us"] = p99.back();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
     state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());

@@ -128,36 +128,17 @@ private:
 };
 
 Timed stream_to_peer(const StreamShape& shape) {
-    const std::uint64_t warmup = shape.count / 4;
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    Timed result;
     RawUcx ucx(true);
     WindowedSender sender(ucx, shape);
     ExecPeer peer(cpus.second, shape.tag ? "raw_tag_sink" : "raw_am_sink",
                   {std::to_string(ucx.port()), std::to_string(shape.size),
                    std::to_string(shape.count), std::to_string(shape.window)});
-    bool broken = false;
-    const auto heard = [&](char what) {
-        return ucx.progress_until([&] { return peer.arrived(what, broken) || broken; }) && !broken;
-    };
-    bool sent = ucx.accept() && heard('r');
-    for (std::uint64_t i = 0; sent && i < warmup; ++i) {
-        sent = sender.send(i);
-    }
-    sent = sent && heard('w');
-    const auto start = ferry::bench::clock::now();
-    for (std::uint64_t i = 0; sent && i < shape.count; ++i) {
-        sent = sender.send(warmup + i);
-    }
-    sent = sent && heard('d');
-    const auto stop = ferry::bench::clock::now();
-    result.error = peer.finish();
-    if (result.error.empty() && !sent) {
-        result.error = "a send failed or the peer did not report";
-    }
-    result.seconds = std::chrono::duration<double>(stop - start).count();
-    return result;
+    const bool accepted = ucx.accept();
+    return ferry::bench::net::timed_stream(
+        peer, shape.count, [&](std::uint64_t i) { return sender.send(i); },
+        [&](char what) { return accepted && ucx.heard(peer, what); });
 }
 
 void stream(benchmark::State& state, std::size_t size, bool tag) {

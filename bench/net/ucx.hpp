@@ -76,6 +76,14 @@ public:
         return true;
     }
 
+    // Progresses until the peer's byte `what` arrives (the parent's sends and puts go on
+    // meanwhile); false when it failed, sent something else or hung.
+    template <typename Peer>
+    bool heard(Peer& peer, char what) {
+        bool broken = false;
+        return progress_until([&] { return peer.arrived(what, broken) || broken; }) && !broken;
+    }
+
     // The parent's side: waits for the peer's connection request and makes the endpoint.
     bool accept() {
         if (!progress_until([&] { return request_ != nullptr; })) {
