@@ -1,0 +1,121 @@
+#pragma once
+// How a remote channel's blocking calls wait (docs/multi-node-channels.md, Waiting): they spin
+// on Node::progress() for a short while — the reply usually comes within a round trip, and a
+// caller that progresses the worker itself sees it without a thread switch — then park on the
+// endpoint's condition variable, which the handlers (run by the node's progress thread while
+// the caller sleeps) notify. Parked callers wake at least every k_park_slice to look at the
+// node's peer losses themselves, so a lost peer is noticed even if a notification raced.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/net/detail/channel_wire.hpp>
+#include <ferry/net/node.hpp>
+#include <mutex>
+#include <vector>
+
+namespace ferry::net::detail {
+
+using Clock = Timeout::clock;
+
+inline constexpr auto k_spin_time = std::chrono::microseconds(50);
+inline constexpr auto k_park_slice = std::chrono::milliseconds(20);
+// A caller's deadline that had passed when it was given: answered like no_wait (full / empty).
+inline constexpr Clock::time_point k_past_deadline = Clock::time_point::min();
+
+// What a blocking call was given, as (may_wait, deadline). forever: time_point::max().
+struct Deadline {
+    bool may_wait = true;
+    Clock::time_point at = Clock::time_point::max();
+
+    static Deadline of(Timeout timeout) noexcept {
+        if (timeout.is_no_wait()) {
+            return {false, Clock::time_point::max()};
+        }
+        return {true, timeout.deadline_from(Clock::now())};
+    }
+    template <typename Duration>
+    static Deadline until(std::chrono::time_point<Clock, Duration> deadline) noexcept {
+        const auto d = std::chrono::ceil<Clock::duration>(deadline);
+        return {true, d <= Clock::now() ? k_past_deadline : d};
+    }
+};
+
+// The state an endpoint shares with its waiters.
+struct WaitState {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::size_t blocked = 0;
+    std::atomic<std::uint64_t> losses_seen{0};
+};
+
+template <typename F>
+auto with_lock(std::mutex& m, F f) {
+    const std::lock_guard lock(m);
+    return f();
+}
+
+// Runs attempt(out) (with `mutex` held; it may queue control messages in `out`, posted once the
+// mutex is released) until it answers something other than `busy`, or the deadline passes:
+// then timed_out, or `busy` itself for no_wait and a deadline already past when given.
+// `on_loss()` runs without the mutex whenever the node's loss counter moved while parked.
+template <typename Attempt, typename OnLoss>
+Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt attempt,
+                  OnLoss on_loss) {
+    std::vector<Outgoing> out;
+    const auto try_once = [&] {
+        Status s;
+        {
+            const std::lock_guard lock(ws.mutex);
+            s = attempt(out);
+        }
+        if (!out.empty()) {
+            post_all(node, out);
+            out.clear();
+        }
+        return s;
+    };
+    Status s = try_once();
+    if (s != busy || !d.may_wait || d.at == k_past_deadline) {
+        return s;
+    }
+    const auto spin_end = Clock::now() + k_spin_time;
+    while (Clock::now() < spin_end && Clock::now() < d.at) {
+        node.progress();
+        if ((s = try_once()) != busy) {
+            return s;
+        }
+    }
+    std::unique_lock lock(ws.mutex);
+    ++ws.blocked; // parked (or about to be) until this call returns
+    for (;;) {
+        if ((s = attempt(out)) != busy || !out.empty()) {
+            lock.unlock();
+            post_all(node, out);
+            out.clear();
+            lock.lock();
+            if (s != busy) {
+                break;
+            }
+            continue;
+        }
+        const auto now = Clock::now();
+        if (now >= d.at) {
+            s = Status::timed_out;
+            break;
+        }
+        ws.cv.wait_until(lock, d.at - now < k_park_slice ? d.at : now + k_park_slice);
+        if (const auto losses = node.losses(); losses != ws.losses_seen.exchange(losses)) {
+            lock.unlock(); // a hint only: on_loss() asks alive() itself, without the mutex
+            on_loss();
+            lock.lock();
+        }
+    }
+    --ws.blocked;
+    return s;
+}
+
+} // namespace ferry::net::detail

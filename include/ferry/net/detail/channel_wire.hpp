@@ -1,0 +1,283 @@
+#pragma once
+// The messages of ferry/net's remote channels and the per-node directory that routes them
+// (docs/multi-node-channels.md, Wire messages).
+//
+// Every channel message goes to one ServiceId, k_channel_service, on the destination node; a
+// 40-byte ChannelWire header says which endpoint of that node it is for. A node's channel
+// endpoints (receivers and senders) live in its Directory, made with the first endpoint and
+// kept as long as the node. Routing through one service rather than one ServiceId per channel has
+// two reasons: an OPEN for a name nobody serves gets a REFUSE (the Node would disconnect the
+// whole peer for a message to an unserved ServiceId), and a message that was already on the
+// wire when its endpoint went away is dropped quietly instead of costing the connection.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ferry/net/node.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ferry::net::detail {
+
+// FNV-1a, 32 bits: a channel's name hashed into the id senders address their OPEN to.
+[[nodiscard]] constexpr std::uint32_t fnv1a32(std::string_view text) noexcept {
+    std::uint32_t h = 2166136261U;
+    for (const char c : text) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 16777619U;
+    }
+    return h;
+}
+
+inline constexpr ServiceId k_channel_service = fnv1a32("ferry.net.channel");
+inline constexpr std::uint32_t k_wire_magic = 0x464e4348U; // "FNCH"
+inline constexpr std::size_t k_max_name_bytes = 255;
+
+enum class WireKind : std::uint16_t {
+    open = 1,  // sender -> receiver: to = name hash, a = element bytes, b = flavor; payload: name
+    accept,    // receiver -> sender: a = initial credits, b = capacity, c = element bytes
+    refuse,    // receiver -> sender: a = the Status the sender's open answers
+    data,      // sender -> receiver: payload = one message; spends one credit
+    credit,    // receiver -> sender: a = credits granted
+    want,      // sender -> receiver: the sender has no credit left and wants some
+    recall,    // receiver -> sender: give back the credits above a = keep
+    give_back, // sender -> receiver: a = credits returned unused
+    stop,      // either way: the channel is stopped
+    close,     // sender -> receiver: the sender leaves; a = credits it returns unused
+};
+inline constexpr std::uint16_t k_last_kind = static_cast<std::uint16_t>(WireKind::close);
+
+// What a channel carries: both ends must agree (an OPEN for the other flavor is refused).
+enum class Flavor : std::uint16_t { typed = 1, message = 2 };
+
+// Host byte order: both ends run the same build on the same architecture.
+struct ChannelWire {
+    std::uint32_t magic = k_wire_magic;
+    std::uint16_t kind = 0;
+    std::uint16_t reserved = 0;
+    std::uint32_t to = 0;   // endpoint id on the destination node (the name hash for open)
+    std::uint32_t from = 0; // endpoint id on the sending node
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    std::uint64_t c = 0;
+};
+static_assert(sizeof(ChannelWire) == 40);
+
+[[nodiscard]] inline ChannelWire make_wire(WireKind kind, std::uint32_t to, std::uint32_t from,
+                                           std::uint64_t a = 0, std::uint64_t b = 0,
+                                           std::uint64_t c = 0) noexcept {
+    ChannelWire w;
+    w.kind = static_cast<std::uint16_t>(kind);
+    w.to = to;
+    w.from = from;
+    w.a = a;
+    w.b = b;
+    w.c = c;
+    return w;
+}
+
+[[nodiscard]] inline std::span<const std::byte> bytes_of(const ChannelWire& w) noexcept {
+    return std::as_bytes(std::span(&w, 1));
+}
+
+// A message to post once the lock that decided it is released: handlers and channel calls
+// never call into the Node while holding a channel's mutex (the Node runs handlers with its
+// worker held, so the other order would deadlock).
+struct Outgoing {
+    PeerId peer = 0;
+    ChannelWire wire;
+};
+
+// Posts control messages (no payload). A failure means the peer is gone, which the Node
+// reports through on_peer_lost: nothing to do here.
+inline void post_all(Node& node, const std::vector<Outgoing>& out) {
+    for (const Outgoing& o : out) {
+        static_cast<void>(
+            node.post(o.peer, k_channel_service, bytes_of(o.wire), {}, [](Status) {}));
+    }
+}
+
+// A receiver or sender registered in its node's directory.
+class Endpoint {
+public:
+    virtual ~Endpoint() = default;
+    // A message for this endpoint; nullptr to accept, else why it is refused.
+    virtual Verdict on_message(Delivery& d, const ChannelWire& w) = 0;
+    virtual void on_peer_lost(PeerId peer) = 0;
+};
+
+// Endpoint ids come from one counter per process, never reused: a message for an id this
+// process issued whose endpoint is gone is stale (dropped), one for an id never issued is forged.
+inline std::atomic<std::uint32_t>& endpoint_counter() noexcept {
+    static std::atomic<std::uint32_t> counter{0};
+    return counter;
+}
+
+class Directory {
+public:
+    explicit Directory(Node& node) noexcept : node_(node) {}
+
+    // The directory of `node`: made, and served under k_channel_service, with the first
+    // endpoint on the node, and kept while the node serves it. It is never unserved: a message
+    // that arrives after its endpoint left must be dropped here, not refused by the Node (which
+    // would disconnect the peer). The Node destroys the handler when it goes; that forgets the
+    // directory, so a later Node at the same address gets a new one.
+    static std::shared_ptr<Directory> of(Node& node);
+
+    // Registers an endpoint; `name_hash` non-zero for a receiver. 0 (nothing registered) when a
+    // receiver of this node already uses that hash.
+    std::uint32_t add(const std::shared_ptr<Endpoint>& ep, std::uint32_t name_hash = 0) {
+        const std::lock_guard lock(mutex_);
+        if (name_hash != 0 && names_.contains(name_hash)) {
+            return 0;
+        }
+        const std::uint32_t id = endpoint_counter().fetch_add(1) + 1;
+        endpoints_[id] = ep;
+        if (name_hash != 0) {
+            names_[name_hash] = id;
+        }
+        return id;
+    }
+    void remove(std::uint32_t id, std::uint32_t name_hash = 0) {
+        const std::lock_guard lock(mutex_);
+        endpoints_.erase(id);
+        if (name_hash != 0) {
+            names_.erase(name_hash);
+        }
+    }
+
+    Verdict dispatch(Delivery& d);
+    void peer_lost(PeerId peer) {
+        std::vector<std::shared_ptr<Endpoint>> eps;
+        {
+            const std::lock_guard lock(mutex_);
+            for (auto& [id, ep] : endpoints_) {
+                eps.push_back(ep);
+            }
+        }
+        for (auto& ep : eps) {
+            ep->on_peer_lost(peer);
+        }
+    }
+
+private:
+    std::shared_ptr<Endpoint> find(std::uint32_t id) {
+        const std::lock_guard lock(mutex_);
+        const auto it = endpoints_.find(id);
+        return it == endpoints_.end() ? nullptr : it->second;
+    }
+    std::uint32_t find_name(std::uint32_t hash) {
+        const std::lock_guard lock(mutex_);
+        const auto it = names_.find(hash);
+        return it == names_.end() ? 0 : it->second;
+    }
+    Verdict stale(const Delivery& d, const ChannelWire& w);
+
+    Node& node_;
+    std::once_flag served_;
+    std::mutex mutex_;
+    std::unordered_map<std::uint32_t, std::shared_ptr<Endpoint>> endpoints_;
+    std::unordered_map<std::uint32_t, std::uint32_t> names_; // name hash -> receiver id
+};
+
+// The directories of this process, one per Node that has had channel endpoints.
+struct Directories {
+    std::mutex mutex;
+    std::map<Node*, std::shared_ptr<Directory>> by_node;
+    static Directories& instance() {
+        static Directories d;
+        return d;
+    }
+};
+
+// Held by the node's handler: when the Node destroys the handler (with itself), the directory
+// is forgotten.
+struct DirectoryKeeper {
+    Node* node;
+    std::shared_ptr<Directory> dir;
+    DirectoryKeeper(Node* n, std::shared_ptr<Directory> d) noexcept : node(n), dir(std::move(d)) {}
+    DirectoryKeeper(const DirectoryKeeper&) = delete;
+    DirectoryKeeper& operator=(const DirectoryKeeper&) = delete;
+    ~DirectoryKeeper() {
+        auto& all = Directories::instance();
+        const std::lock_guard lock(all.mutex);
+        const auto it = all.by_node.find(node);
+        if (it != all.by_node.end() && it->second == dir) {
+            all.by_node.erase(it);
+        }
+    }
+};
+
+inline std::shared_ptr<Directory> Directory::of(Node& node) {
+    std::shared_ptr<Directory> dir;
+    {
+        auto& all = Directories::instance();
+        const std::lock_guard lock(all.mutex);
+        auto& slot = all.by_node[&node];
+        if (!slot) {
+            slot = std::make_shared<Directory>(node);
+        }
+        dir = slot;
+    }
+    // Outside the process-wide lock (serve may destroy an old handler, whose keeper takes it);
+    // call_once holds back a second endpoint until the service is there.
+    std::call_once(dir->served_, [&] {
+        const auto keeper = std::make_shared<DirectoryKeeper>(&node, dir);
+        node.serve(k_channel_service, [keeper](Delivery& d) { return keeper->dir->dispatch(d); });
+        std::weak_ptr<Directory> weak = dir;
+        static_cast<void>(node.on_peer_lost([weak](PeerId peer) {
+            if (const auto self = weak.lock()) {
+                self->peer_lost(peer);
+            }
+        }));
+    });
+    return dir;
+}
+
+inline Verdict Directory::dispatch(Delivery& d) {
+    const auto header = d.header();
+    ChannelWire w;
+    if (header.size() != sizeof w) {
+        return "ferry.net.channel: header of the wrong size";
+    }
+    std::memcpy(&w, header.data(), sizeof w);
+    if (w.magic != k_wire_magic || w.kind == 0 || w.kind > k_last_kind) {
+        return "ferry.net.channel: not a channel message";
+    }
+    const auto kind = static_cast<WireKind>(w.kind);
+    const std::uint32_t id = kind == WireKind::open ? find_name(w.to) : w.to;
+    if (kind == WireKind::open && id == 0) {
+        const Outgoing no{d.peer(), make_wire(WireKind::refuse, w.from, 0,
+                                              static_cast<std::uint64_t>(Status::invalid_file))};
+        post_all(node_, {no});
+        return nullptr;
+    }
+    if (const auto ep = find(id)) {
+        return ep->on_message(d, w);
+    }
+    return stale(d, w);
+}
+
+// A message for an endpoint that is gone. An id this process never issued is forged; otherwise
+// the message crossed the endpoint's departure and is dropped — except an ACCEPT, which
+// granted credits to a sender that gave up waiting: those go back at once (CLOSE), so the
+// receiver does not count them as held forever.
+inline Verdict Directory::stale(const Delivery& d, const ChannelWire& w) {
+    if (w.to == 0 || w.to > endpoint_counter().load()) {
+        return "ferry.net.channel: message for an endpoint this node never had";
+    }
+    if (static_cast<WireKind>(w.kind) == WireKind::accept) {
+        post_all(node_, {Outgoing{d.peer(), make_wire(WireKind::close, w.from, w.to, w.a)}});
+    }
+    return nullptr;
+}
+
+} // namespace ferry::net::detail

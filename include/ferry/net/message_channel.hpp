@@ -1,0 +1,345 @@
+#pragma once
+// ferry::net::MessageReceiver and MessageSender — datasets (or raw messages) of any size up to a
+// limit fixed by the receiver, between nodes, over ferry::net::Node.
+//
+//     auto feed = ferry::net::MessageReceiver::create(node, "feed", 8, 4 << 20);   // node A
+//     auto out = ferry::net::MessageSender::open(other, peer_a, "feed");           // node B
+//     out->send(dataset);                       // serialize, then one UCX send
+//     auto ds = feed->receive(10s);             // parse: a dataset owning its payloads
+//     auto view = feed->receive_view();         // or read in place until view->release()
+//
+// The receiver owns a pool of `capacity` buffers of max_message_bytes each; a sender holds one
+// credit per buffer it may fill (docs/multi-node-channels.md, Credits). A large message comes
+// by UCX's rendezvous protocol straight into its pool buffer: ferry copies nothing on the
+// receiving side until the caller parses (receive) — or not at all (receive_view). Otherwise
+// the semantics of net::ChannelReceiver / ChannelSender (stop both ways, drain, peer_lost).
+
+#include <chrono>
+#include <cstddef>
+#include <ferry/channel/capacity.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/net/channel.hpp>
+#include <ferry/net/detail/channel_receiver.hpp>
+#include <ferry/net/detail/channel_sender.hpp>
+#include <ferry/net/node.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <ferry/tensor/wire_format.hpp>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ferry::net {
+
+// The largest max_message_bytes a receiver accepts (1 GiB); its pool holds capacity of them.
+inline constexpr std::size_t k_max_net_message_bytes = std::size_t{1} << 30;
+
+// A received message read in place, in its pool buffer. The buffer stays taken — and its
+// credit unreturned — until release() or destruction. A dataset() borrows from the buffer: it
+// must not outlive the view's release.
+class MessageView {
+public:
+    MessageView() noexcept = default;
+    MessageView(MessageView&& other) noexcept
+        : state_(std::move(other.state_)), taken_(std::exchange(other.taken_, {})) {}
+    MessageView& operator=(MessageView&& other) noexcept {
+        if (this != &other) {
+            release();
+            state_ = std::move(other.state_);
+            taken_ = std::exchange(other.taken_, {});
+        }
+        return *this;
+    }
+    MessageView(const MessageView&) = delete;
+    MessageView& operator=(const MessageView&) = delete;
+    ~MessageView() { release(); }
+
+    [[nodiscard]] bool active() const noexcept { return state_ != nullptr; }
+    // The message; empty once released.
+    [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return taken_.bytes; }
+    // The message as a dataset whose items borrow their payloads from the buffer (wire_format
+    // parse_view). The parser's status when the bytes are not a dataset's message;
+    // invalid_param once released.
+    [[nodiscard]] Result<Dataset> dataset() const noexcept {
+        if (!active()) {
+            return Status::invalid_param;
+        }
+        return parse_view(taken_.bytes);
+    }
+    // Hands the buffer back (and, batched, its credit to the senders); idempotent.
+    void release() noexcept {
+        if (active()) {
+            try {
+                state_->give_back(taken_);
+            } catch (const std::bad_alloc&) { // the buffer is free; a credit message was lost
+            }
+            state_.reset();
+            taken_ = {};
+        }
+    }
+
+private:
+    friend class MessageReceiver;
+    MessageView(std::shared_ptr<detail::ReceiverState> state, detail::Taken taken) noexcept
+        : state_(std::move(state)), taken_(taken) {}
+
+    std::shared_ptr<detail::ReceiverState> state_;
+    detail::Taken taken_;
+};
+
+class MessageReceiver {
+public:
+    using View = MessageView;
+
+    // Serves `name` on `node` with `capacity` buffers of `max_message_bytes`. invalid_param for
+    // a bad name, a capacity outside [2, 8192] or max_message_bytes outside
+    // [1, k_max_net_message_bytes]; repeat_initialize (the name's hash is served on this node);
+    // bad_alloc (the pool). The node must outlive the receiver and its views.
+    [[nodiscard]] static Result<MessageReceiver> create(Node& node, std::string_view name,
+                                                        std::size_t capacity,
+                                                        std::size_t max_message_bytes) noexcept {
+        if (!detail::valid_channel_name(name) || !is_valid_channel_capacity(capacity) ||
+            max_message_bytes == 0 || max_message_bytes > k_max_net_message_bytes) {
+            return Status::invalid_param;
+        }
+        try {
+            auto state = std::make_shared<detail::ReceiverState>(
+                node, std::string(name), detail::Flavor::message, max_message_bytes, capacity);
+            if (const Status s = state->serve(); s != Status::ok) {
+                return s;
+            }
+            return MessageReceiver(std::move(state));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    MessageReceiver(MessageReceiver&&) noexcept = default;
+    MessageReceiver& operator=(MessageReceiver&& other) noexcept {
+        if (this != &other) {
+            close();
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+    MessageReceiver(const MessageReceiver&) = delete;
+    MessageReceiver& operator=(const MessageReceiver&) = delete;
+    ~MessageReceiver() { close(); }
+
+    // Stops the channel (senders answer stopped) and stops serving the name; views taken stay
+    // readable. Idempotent; later calls answer uninitialized.
+    void close() noexcept {
+        if (state_) {
+            try {
+                state_->leave();
+            } catch (const std::bad_alloc&) { // the senders were not all told
+            }
+            state_.reset();
+        }
+    }
+    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+
+    // The next message, read in place: empty (no_wait), timed_out, stopped (once drained),
+    // peer_lost (a sender was lost, once drained).
+    Result<View> receive_view(Timeout timeout = forever) noexcept {
+        return view_at(detail::Deadline::of(timeout));
+    }
+    template <typename Duration>
+    Result<View> receive_view_until(std::chrono::time_point<Timeout::clock, Duration> d) noexcept {
+        return view_at(detail::Deadline::until(d));
+    }
+    // A dataset owning copies of the payloads. A message that is not a dataset's is consumed
+    // and the parser's status returned.
+    Result<Dataset> receive(Timeout timeout = forever) noexcept {
+        auto view = receive_view(timeout);
+        if (!view) {
+            return view.status();
+        }
+        return parse(view->bytes()); // the view hands the buffer back after the copy
+    }
+    // Refills `out` (wire_format parse_into); invalid_param, before anything is taken, when
+    // `out` holds items the caller added.
+    Status receive(Dataset& out, Timeout timeout = forever) noexcept {
+        if (!out.accepts_receive()) {
+            return Status::invalid_param;
+        }
+        auto view = receive_view(timeout);
+        if (!view) {
+            return view.status();
+        }
+        return parse_into(out, view->bytes());
+    }
+
+    // Sticky; tells every sender and wakes this side's blocked receivers (which drain first).
+    void stop() noexcept {
+        if (state_) {
+            try {
+                state_->stop();
+            } catch (const std::bad_alloc&) { // stopped here; not every sender was told
+            }
+        }
+    }
+    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
+    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
+    // Messages arrived (or landing) and not yet taken; a message read through a view no
+    // longer counts, though its buffer is still taken.
+    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->size() : 0; }
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
+    [[nodiscard]] std::size_t max_message_bytes() const noexcept {
+        return state_ ? state_->element_bytes() : 0;
+    }
+    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
+    [[nodiscard]] std::size_t senders() const noexcept { return state_ ? state_->senders() : 0; }
+
+private:
+    explicit MessageReceiver(std::shared_ptr<detail::ReceiverState> s) noexcept
+        : state_(std::move(s)) {}
+
+    Result<View> view_at(detail::Deadline d) noexcept {
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        try {
+            detail::Taken t;
+            if (const Status s = state_->take(t, d); s != Status::ok) {
+                return s;
+            }
+            return View(state_, t);
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    std::shared_ptr<detail::ReceiverState> state_;
+};
+
+class MessageSender {
+public:
+    // Opens the message channel `name` served by `peer`; as ChannelSender::open
+    // (unsupported_data_type when `name` is a typed channel).
+    [[nodiscard]] static Result<MessageSender>
+    open(Node& node, PeerId peer, std::string_view name,
+         Timeout wait = std::chrono::seconds(5)) noexcept {
+        if (!detail::valid_channel_name(name)) {
+            return Status::invalid_param;
+        }
+        try {
+            auto state =
+                std::make_shared<detail::SenderState>(node, peer, detail::Flavor::message, 0);
+            const Status s = state->open(std::string(name), detail::Deadline::of(wait));
+            if (s != Status::ok) {
+                state->leave();
+                return s;
+            }
+            return MessageSender(std::move(state));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    MessageSender(MessageSender&&) noexcept = default;
+    MessageSender& operator=(MessageSender&& other) noexcept {
+        if (this != &other) {
+            close();
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+    MessageSender(const MessageSender&) = delete;
+    MessageSender& operator=(const MessageSender&) = delete;
+    ~MessageSender() { close(); }
+
+    // Leaves (not a stop); unused credits go back to the receiver. Idempotent.
+    void close() noexcept {
+        if (state_) {
+            try {
+                state_->leave();
+            } catch (const std::bad_alloc&) { // the CLOSE could not be queued
+            }
+            state_.reset();
+        }
+    }
+    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+
+    // Serializes `ds` (ferry's wire format) and sends it with a credit. invalid_param when the
+    // message is larger than max_message_bytes(), or serialized_size's error for a dataset that
+    // cannot be sent — checked before anything is sent or a credit spent. Otherwise ok, full
+    // (no_wait), timed_out, stopped, peer_lost, bad_alloc.
+    Status send(const Dataset& ds, Timeout timeout = forever) noexcept {
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        const Result<std::size_t> size = serialized_size(ds);
+        if (!size) {
+            return size.status();
+        }
+        if (*size > max_message_bytes()) {
+            return Status::invalid_param;
+        }
+        auto message = serialize(ds);
+        if (!message) {
+            return message.status();
+        }
+        return send_owned(std::move(*message), detail::Deadline::of(timeout));
+    }
+    // Sends raw bytes as one message (copied first: UCX reads them after send returns).
+    // invalid_param for an empty message or one over max_message_bytes(), nothing sent.
+    Status send(std::span<const std::byte> message, Timeout timeout = forever) noexcept {
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        if (message.empty() || message.size() > max_message_bytes()) {
+            return Status::invalid_param;
+        }
+        try {
+            return send_owned(MessageBuffer(message.begin(), message.end()),
+                              detail::Deadline::of(timeout));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    void stop() noexcept {
+        if (state_) {
+            try {
+                state_->stop();
+            } catch (const std::bad_alloc&) { // stopped here; the receiver was not told
+            }
+        }
+    }
+    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
+    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
+    [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
+    // The receiver's limit, learnt when it accepted the open.
+    [[nodiscard]] std::size_t max_message_bytes() const noexcept {
+        return state_ ? state_->element_bytes() : 0;
+    }
+    [[nodiscard]] std::size_t credits() const noexcept { return state_ ? state_->credits() : 0; }
+    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
+
+private:
+    explicit MessageSender(std::shared_ptr<detail::SenderState> s) noexcept
+        : state_(std::move(s)) {}
+
+    Status send_owned(MessageBuffer message, detail::Deadline d) noexcept {
+        try {
+            auto owned = std::make_shared<const MessageBuffer>(std::move(message));
+            if (const Status s = state_->acquire_credit(d); s != Status::ok) {
+                return s;
+            }
+            const std::span<const std::byte> bytes(*owned);
+            return state_->post_data(bytes, std::move(owned));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    std::shared_ptr<detail::SenderState> state_;
+};
+
+} // namespace ferry::net
