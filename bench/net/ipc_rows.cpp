@@ -10,6 +10,7 @@
 //                      8 bytes, and stores its answer. The same rounds as exchange/raw_put/S.
 #include "../ipc/messages.hpp"
 #include "peer.hpp"
+#include "shapes.hpp"
 
 #include <atomic>
 #include <benchmark/benchmark.h>
@@ -28,11 +29,11 @@ using ferry::bench::message_of;
 using ferry::bench::object_name;
 using ferry::bench::value_of;
 using ferry::bench::net::ExecPeer;
+using ferry::bench::net::k_messages;
+using ferry::bench::net::k_rounds;
 using ferry::bench::net::Reporter;
 using ferry::bench::net::Rounds;
 
-constexpr std::uint64_t k_messages = 200'000; // as rate/raw_am/64B
-constexpr std::uint64_t k_rounds = 2'000;     // as exchange/raw_put/S
 constexpr std::size_t k_line = 64;
 using RateChannel = ferry::ipc::Channel<Message, 4096>;
 

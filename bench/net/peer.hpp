@@ -14,6 +14,7 @@
 
 #include <benchmark/benchmark.h>
 #include <cerrno>
+#include <exception>
 #include <fcntl.h>
 #include <functional>
 #include <map>
@@ -150,6 +151,19 @@ private:
     pid_t pid_ = -1;
     int from_peer_ = -1;
 };
+
+// Runs `run()` (a Timed or Rounds), turning an exception (UCX or a Node that could not start)
+// into a void run instead of letting it escape the benchmark.
+template <typename Result, typename Run>
+Result guarded(Run run) {
+    try {
+        return run();
+    } catch (const std::exception& e) {
+        Result r;
+        r.error = e.what();
+        return r;
+    }
+}
 
 // Seconds to stream `count` messages to the peer: send(i) sends message i; heard(c) waits for
 // the peer's byte c (a raw UCX parent progresses its worker meanwhile). The peer reports 'r'

@@ -13,6 +13,7 @@
 // k_rounds after k_rounds / 4 untimed, and reports their median (p50_us) and p99.
 #include "../ipc/messages.hpp"
 #include "peer.hpp"
+#include "shapes.hpp"
 #include "ucx.hpp"
 
 #include <atomic>
@@ -26,12 +27,12 @@
 namespace {
 using ferry::bench::page_aligned;
 using ferry::bench::net::ExecPeer;
+using ferry::bench::net::k_rounds;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
 using ferry::bench::net::Rounds;
 
 constexpr unsigned k_key_am = 3;
-constexpr std::uint64_t k_rounds = 2'000;
 constexpr std::size_t k_flag_bytes = 64; // the flag's own cache line after the data
 
 // Memory of this process that the other side writes into: `data` bytes, then the flag.
@@ -181,7 +182,8 @@ Rounds exchange_with_peer(std::size_t size) {
 
 void exchange(benchmark::State& state, std::size_t size) {
     for (auto _ : state) {
-        Rounds rounds = exchange_with_peer(size);
+        Rounds rounds =
+            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size); });
         if (!ferry::bench::net::record_rounds(state, rounds)) {
             break;
         }

@@ -16,6 +16,7 @@
 // messages); the parent progresses its worker while it waits, so its last sends go out.
 #include "../ipc/messages.hpp"
 #include "peer.hpp"
+#include "shapes.hpp"
 #include "ucx.hpp"
 
 #include <benchmark/benchmark.h>
@@ -32,28 +33,12 @@ using ferry::bench::Timed;
 using ferry::bench::net::ExecPeer;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
+using ferry::bench::net::shape_of;
+using ferry::bench::net::StreamShape;
 
 constexpr unsigned k_data_am = 1;
 constexpr unsigned k_credit_am = 2;
 constexpr ucp_tag_t k_data_tag = 1;
-constexpr std::uint64_t k_messages = 200'000;       // per repetition, 64-byte rows
-constexpr std::uint64_t k_stream_bytes = 256 << 20; // per repetition, bandwidth rows
-
-struct StreamShape {
-    std::size_t size;
-    std::uint64_t count;
-    std::uint64_t window;
-    bool tag;
-    [[nodiscard]] std::uint64_t step() const { return window >= 4 ? window / 4 : 1; }
-};
-
-StreamShape shape_of(std::size_t size, bool tag) {
-    if (size <= 64) {
-        return {size, k_messages, 4096, tag}; // 256 KiB of payload slots
-    }
-    return {size, k_stream_bytes / size, size >= (1U << 20) ? 4U : 16U, tag};
-}
-
 // `window` page-aligned slots of `size` bytes.
 class Slots {
 public:
@@ -144,7 +129,8 @@ Timed stream_to_peer(const StreamShape& shape) {
 void stream(benchmark::State& state, std::size_t size, bool tag) {
     const StreamShape shape = shape_of(size, tag);
     for (auto _ : state) {
-        if (!record(state, stream_to_peer(shape))) {
+        if (!record(state,
+                    ferry::bench::net::guarded<Timed>([&] { return stream_to_peer(shape); }))) {
             break;
         }
     }
