@@ -47,9 +47,9 @@
 
 namespace ferry::net {
 
-using PeerId = std::uint32_t;        // 0 is never a peer
-using ServiceId = std::uint32_t;     // chosen by the service (a channel hashes its name)
-using RegionId = std::uint32_t;      // index into the exposing node's region table
+using PeerId = std::uint32_t;    // 0 is never a peer
+using ServiceId = std::uint32_t; // chosen by the service (a channel hashes its name)
+using RegionId = std::uint32_t;  // index into the exposing node's region table
 
 struct NodeOptions {
     // "host:port" to listen on; empty: this node only connects. Port 0 picks a free port.
@@ -123,10 +123,10 @@ public:
     [[nodiscard]] Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
                               std::span<const std::byte> payload, Timeout timeout);
     // Starts the same send and returns: the header is copied, the payload must stay valid until
-    // `done(Status)` runs (from a progress call; at once when it completed inline).
+    // `done(Status)` runs (from a progress call; at once when it completed inline). A failure
+    // returned here (invalid_param, peer_lost) means nothing started: `done` never runs.
     [[nodiscard]] Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,
-                              std::span<const std::byte> payload,
-                              std::function<void(Status)> done);
+                              std::span<const std::byte> payload, std::function<void(Status)> done);
 
     // Runs the worker once; true when something happened. Waiters that want low latency call it
     // themselves; otherwise the progress thread does it when the worker has events.
@@ -162,6 +162,7 @@ public:
     [[nodiscard]] Status ring(PeerId peer, RegionId region);
 
 private:
+    friend class Delivery; // a Delivery refers to the node that delivers it
     struct Impl;
     explicit Node(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

@@ -1,0 +1,328 @@
+#pragma once
+// Node::Impl: starting and stopping UCX, the progress thread, heartbeats, and waiting
+// (docs/multi-node.md, Connections and Failure behaviour).
+
+#include <cerrno>
+#include <ferry/net/detail/node_state.hpp>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace ferry::net {
+
+inline Status Node::Impl::start_ucx() {
+    detail::ConfigOwner config;
+    if (const auto s = ucp_config_read(nullptr, nullptr, &config.h); s != UCS_OK) {
+        detail::log_ucx("cannot read UCX's configuration", s);
+        return Status::failure;
+    }
+    for (const auto& [name, value] : options.ucx_settings) {
+        if (const auto s = ucp_config_modify(config.h, name.c_str(), value.c_str()); s != UCS_OK) {
+            detail::log_ucx(("UCX setting " + name + "=" + value).c_str(), s);
+            return Status::invalid_param;
+        }
+    }
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    if (const auto s = ucp_init(&params, config.h, &context.h); s != UCS_OK) {
+        detail::log_ucx("cannot start UCX", s);
+        return Status::failure;
+    }
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED; // `mu` serialises every call
+    if (const auto s = ucp_worker_create(context.h, &wp, &worker.h); s != UCS_OK) {
+        detail::log_ucx("cannot create a UCX worker", s);
+        return Status::failure;
+    }
+    ucp_worker_attr_t attr{};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER;
+    if (ucp_worker_query(worker.h, &attr) == UCS_OK) {
+        max_am_header = attr.max_am_header;
+    }
+    for (const auto kind : detail::wire::k_kinds) {
+        ucp_am_handler_param_t hp{};
+        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                        UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        hp.id = static_cast<unsigned>(kind);
+        hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+        hp.arg = this;
+        switch (kind) {
+        case detail::wire::Kind::hello:
+        case detail::wire::Kind::hello_ack:
+            hp.cb = &Impl::on_hello;
+            break;
+        case detail::wire::Kind::heartbeat:
+            hp.cb = &Impl::on_heartbeat;
+            break;
+        case detail::wire::Kind::service:
+            hp.cb = &Impl::on_service;
+            break;
+        case detail::wire::Kind::ring:
+            hp.cb = &Impl::on_ring;
+            break;
+        }
+        if (const auto s = ucp_worker_set_am_recv_handler(worker.h, &hp); s != UCS_OK) {
+            detail::log_ucx("cannot register an AM handler", s);
+            return Status::failure;
+        }
+    }
+    return Status::ok;
+}
+
+inline Status Node::Impl::start_listener() {
+    const auto parsed = detail::parse_address(options.listen);
+    if (!parsed.address) {
+        detail::log_line("cannot listen: " + parsed.error);
+        return Status::invalid_param;
+    }
+    ucp_listener_params_t lp{};
+    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    lp.sockaddr.addr = parsed.address->get();
+    lp.sockaddr.addrlen = parsed.address->length;
+    lp.conn_handler.cb = &Impl::on_conn_request;
+    lp.conn_handler.arg = this;
+    if (const auto s = ucp_listener_create(worker.h, &lp, &listener); s != UCS_OK) {
+        detail::log_ucx(("cannot listen on " + options.listen).c_str(), s);
+        return Status::failure;
+    }
+    ucp_listener_attr_t la{};
+    la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+    if (const auto s = ucp_listener_query(listener, &la); s != UCS_OK) {
+        detail::log_ucx("cannot query the listener", s);
+        return Status::failure;
+    }
+    listen_address = detail::format_address(la.sockaddr);
+    return Status::ok;
+}
+
+inline Status Node::Impl::start_thread() {
+    int efd = -1;
+    if (const auto s = ucp_worker_get_efd(worker.h, &efd); s != UCS_OK) {
+        detail::log_ucx("cannot get the worker's event fd", s);
+        return Status::failure;
+    }
+    epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epoll_fd < 0 || wake_fd < 0) {
+        detail::log_line("cannot create the progress thread's epoll or eventfd");
+        return Status::failure;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = efd;
+    epoll_event wev{};
+    wev.events = EPOLLIN;
+    wev.data.fd = wake_fd;
+    if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, efd, &ev) != 0 ||
+        ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wev) != 0) {
+        detail::log_line("cannot watch the worker's event fd");
+        return Status::failure;
+    }
+    next_heartbeat = clock::now() + options.heartbeat;
+    thread = std::thread([this] { run(); });
+    return Status::ok;
+}
+
+// The progress thread: progress while there is work, arm the worker, sleep in epoll until UCX
+// has an event, someone wakes the thread (eventfd) or the next heartbeat is due.
+inline void Node::Impl::run() {
+    while (!stopping.load(std::memory_order_acquire)) {
+        ucs_status_t armed = UCS_OK;
+        clock::time_point due;
+        {
+            std::lock_guard lock(mu);
+            while (progress_locked()) {
+            }
+            const auto now = clock::now();
+            if (now >= next_heartbeat) {
+                heartbeat_tick(now);
+                next_heartbeat = now + options.heartbeat;
+            }
+            due = next_heartbeat;
+            armed = ucp_worker_arm(worker.h);
+        }
+        if (armed == UCS_ERR_BUSY) {
+            continue;
+        }
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
+        epoll_event events[2];
+        const int n =
+            ::epoll_wait(epoll_fd, events, 2, static_cast<int>(std::max<long>(0, left.count())));
+        for (int i = 0; i < n; ++i) {
+            if (events[i].data.fd == wake_fd) {
+                std::uint64_t count = 0;
+                [[maybe_unused]] const auto r = ::read(wake_fd, &count, sizeof count);
+            }
+        }
+    }
+}
+
+inline void Node::Impl::wake() const noexcept {
+    const std::uint64_t one = 1;
+    if (wake_fd >= 0) {
+        [[maybe_unused]] const auto r = ::write(wake_fd, &one, sizeof one);
+    }
+}
+
+inline void Node::Impl::notify() {
+    {
+        std::lock_guard lock(wait_mu);
+        ++generation;
+    }
+    wait_cv.notify_all();
+}
+
+inline bool Node::Impl::progress_locked() {
+    bool any = false;
+    {
+        InCallback guard; // what UCX calls from here runs as a callback
+        any = ucp_worker_progress(worker.h) != 0;
+    }
+    drain();
+    return any;
+}
+
+// What callbacks deferred: close endpoints, run on_peer_lost handlers and completions. Runs
+// with `mu` held, outside UCX's callbacks; handlers that post more are served by the loop.
+inline void Node::Impl::drain() {
+    if (draining || callback_depth > 0) {
+        return;
+    }
+    draining = true;
+    while (!to_close.empty() || !newly_lost.empty() || !later.empty()) {
+        auto eps = std::exchange(to_close, {});
+        for (auto* ep : eps) {
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            void* request = ucp_ep_close_nbx(ep, &p);
+            if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+                closing.push_back(request);
+            }
+        }
+        for (const PeerId id : std::exchange(newly_lost, {})) {
+            std::vector<std::shared_ptr<std::function<void(PeerId)>>> handlers;
+            for (const auto& [token, handler] : watchers) {
+                handlers.push_back(handler);
+            }
+            for (const auto& handler : handlers) {
+                (*handler)(id);
+            }
+        }
+        for (auto& completion : std::exchange(later, {})) {
+            completion();
+        }
+    }
+    std::erase_if(closing, [](void* request) {
+        if (ucp_request_check_status(request) == UCS_INPROGRESS) {
+            return false;
+        }
+        ucp_request_free(request);
+        return true;
+    });
+    draining = false;
+}
+
+// Every `heartbeat`: a heartbeat to each peer, and a connection silent for `peer_timeout` is
+// lost (a stopped process raises no error in UCX; docs/multi-node.md, Failure behaviour).
+inline void Node::Impl::heartbeat_tick(clock::time_point now) {
+    std::vector<detail::Conn*> silent;
+    for (const auto& [ep, conn] : by_ep) {
+        if (now - conn->last_heard > options.peer_timeout) {
+            silent.push_back(conn);
+            continue;
+        }
+        if (conn->state != detail::ConnState::peer) {
+            continue;
+        }
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+        void* request = ucp_am_send_nbx(ep, static_cast<unsigned>(detail::wire::Kind::heartbeat),
+                                        &conn->heartbeat, sizeof conn->heartbeat, nullptr, 0, &p);
+        if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+            ucp_request_free(request); // released by UCX when it completes
+        }
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.peer_timeout);
+    for (auto* conn : silent) {
+        if (conn->state == detail::ConnState::peer) {
+            lose(*conn, "silent for more than " + std::to_string(ms.count()) + " ms");
+        } else {
+            refuse(conn, "no handshake within " + std::to_string(ms.count()) + " ms");
+        }
+    }
+    drain();
+}
+
+template <typename Ready>
+bool Node::Impl::wait_until(std::unique_lock<std::recursive_mutex>& lock,
+                            clock::time_point deadline, Ready ready) {
+    while (true) {
+        while (progress_locked()) {
+        }
+        if (ready()) {
+            return true;
+        }
+        if (clock::now() >= deadline) {
+            return false;
+        }
+        // The progress thread sees the worker's events; sleep until a completion bumps
+        // `generation` (read while `mu` is held, so no completion slips in between).
+        std::uint64_t seen = 0;
+        {
+            std::lock_guard g(wait_mu);
+            seen = generation;
+        }
+        wake();
+        lock.unlock();
+        {
+            std::unique_lock w(wait_mu);
+            wait_cv.wait_until(w, std::min(deadline, clock::now() + std::chrono::milliseconds(5)),
+                               [&] { return generation != seen; });
+        }
+        lock.lock();
+    }
+}
+
+inline Node::Impl::~Impl() {
+    if (thread.joinable()) {
+        stopping.store(true, std::memory_order_release);
+        wake();
+        thread.join();
+    }
+    if (worker.h != nullptr) {
+        std::unique_lock lock(mu);
+        for (auto& conn : conns) {
+            if (conn->ep != nullptr) {
+                to_close.push_back(conn->ep);
+                by_ep.erase(conn->ep);
+                conn->ep = nullptr;
+                conn->state = detail::ConnState::lost;
+            }
+        }
+        newly_lost.clear(); // handlers do not run for a node going away
+        drain();
+        const auto deadline = clock::now() + std::chrono::seconds(1);
+        while (!closing.empty() && clock::now() < deadline) {
+            progress_locked();
+        }
+        for (void* request : closing) {
+            ucp_request_cancel(worker.h, request);
+        }
+        release_regions();
+        if (listener != nullptr) {
+            ucp_listener_destroy(listener);
+        }
+    }
+    if (epoll_fd >= 0) {
+        ::close(epoll_fd);
+    }
+    if (wake_fd >= 0) {
+        ::close(wake_fd);
+    }
+}
+
+} // namespace ferry::net

@@ -1,0 +1,228 @@
+#pragma once
+// Node::Impl: service messages — sending (send, post), delivering to handlers, rendezvous
+// payloads — and heartbeats (docs/multi-node.md, Connections).
+
+#include <ferry/net/detail/node_state.hpp>
+
+namespace ferry::net {
+
+// A send's completion. A request of a lost connection fails as peer_lost whatever UCX says.
+inline void Node::Impl::on_sent(void* request, ucs_status_t status, void* user) {
+    auto* op = static_cast<Op*>(user);
+    InCallback guard;
+    ucp_request_free(request);
+    op->request = nullptr;
+    op->finished = true;
+    op->result = status == UCS_OK                             ? Status::ok
+                 : op->conn->state == detail::ConnState::lost ? Status::peer_lost
+                 : status == UCS_ERR_CANCELED                 ? Status::timed_out
+                                                              : detail::to_status(status);
+    if (!op->owned_by_callback) {
+        op->node->notify();
+        return;
+    }
+    std::unique_ptr<Op> owned(op);
+    if (owned->done) {
+        owned->done(owned->result);
+    }
+}
+
+// Starts an AM send of op->header + payload on `conn`. A post's op (owned_by_callback) passes
+// to the completion when the send is in flight; otherwise the caller keeps it and waits.
+inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
+                                detail::wire::Kind kind, std::span<const std::byte> payload,
+                                std::uint32_t flags) {
+    ucp_request_param_t p{};
+    p.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = &Impl::on_sent;
+    p.user_data = op.get();
+    p.flags = UCP_AM_SEND_FLAG_REPLY | flags;
+    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
+                                    op->header.size(), payload.data(), payload.size(), &p);
+    if (request == nullptr) {
+        op->finished = true;
+        return Status::ok;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        op->finished = true;
+        op->result = detail::to_status(UCS_PTR_STATUS(request));
+        return op->result;
+    }
+    op->request = request;
+    if (op->owned_by_callback) {
+        static_cast<void>(op.release());
+    }
+    wake(); // the progress thread re-arms with the new request pending
+    return Status::ok;
+}
+
+inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn, ServiceId service,
+                                                              std::span<const std::byte> header) {
+    auto op = std::make_unique<Op>();
+    op->node = this;
+    op->conn = &conn;
+    detail::wire::append(op->header,
+                         detail::wire::frame(detail::wire::Kind::service, conn.send_token));
+    detail::wire::Service s;
+    s.service = service;
+    s.header_length = static_cast<std::uint32_t>(header.size());
+    detail::wire::append(op->header, s);
+    detail::wire::append_bytes(op->header, header);
+    return op;
+}
+
+inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
+                               std::span<const std::byte> payload, Timeout timeout) {
+    const auto deadline = timeout.deadline_from(clock::now());
+    std::unique_lock lock(mu);
+    auto* conn = peer(peer_id);
+    if (conn == nullptr) {
+        return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    auto op = service_op(*conn, service, header);
+    if (max_am_header != 0 && op->header.size() > max_am_header) {
+        return Status::invalid_param;
+    }
+    if (const auto s = issue(*conn, op, detail::wire::Kind::service, payload, 0); s != Status::ok) {
+        return s;
+    }
+    if (wait_until(lock, deadline, [&] { return op->finished; })) {
+        return op->result;
+    }
+    // Cancelled, the request completes (UCS_ERR_CANCELED) once UCX lets go of the payload. If
+    // UCX cannot cancel it (a rendezvous the peer never answers), the connection is closed:
+    // only that guarantees the payload is not read after send() returns.
+    ucp_request_cancel(worker.h, op->request);
+    if (!wait_until(lock, clock::now() + std::chrono::milliseconds(100),
+                    [&] { return op->finished; })) {
+        lose(*conn, "a send could not be cancelled after its timeout");
+        wait_until(lock, clock::time_point::max(), [&] { return op->finished; });
+    }
+    return op->result == Status::ok ? Status::ok : Status::timed_out;
+}
+
+inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
+                               std::span<const std::byte> payload,
+                               std::function<void(Status)> done) {
+    std::unique_lock lock(mu);
+    auto* conn = peer(peer_id);
+    if (conn == nullptr) {
+        return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    auto op = service_op(*conn, service, header);
+    if (max_am_header != 0 && op->header.size() > max_am_header) {
+        return Status::invalid_param;
+    }
+    op->owned_by_callback = true;
+    op->done = std::move(done);
+    const auto s = issue(*conn, op, detail::wire::Kind::service, payload, 0);
+    if (s != Status::ok) {
+        return s; // nothing started: `done` does not run
+    }
+    if (op && op->done) { // completed at once: the op is still ours
+        op->done(Status::ok);
+    }
+    return Status::ok;
+}
+
+inline ucs_status_t Node::Impl::on_heartbeat(void* arg, const void* header,
+                                             std::size_t header_length, void*, std::size_t,
+                                             const ucp_am_recv_param_t* param) {
+    auto& self = *static_cast<Impl*>(arg);
+    std::lock_guard lock(self.mu);
+    InCallback guard;
+    // identify() refreshes the peer's last-heard time; that is all a heartbeat is for.
+    static_cast<void>(self.identify(param,
+                                    std::span(static_cast<const std::byte*>(header), header_length),
+                                    detail::wire::Kind::heartbeat));
+    return UCS_OK;
+}
+
+inline ucs_status_t Node::Impl::on_service(void* arg, const void* header, std::size_t header_length,
+                                           void* data, std::size_t length,
+                                           const ucp_am_recv_param_t* param) {
+    namespace wire = detail::wire;
+    auto& self = *static_cast<Impl*>(arg);
+    std::lock_guard lock(self.mu);
+    InCallback guard;
+    const std::span bytes(static_cast<const std::byte*>(header), header_length);
+    auto* conn = self.identify(param, bytes, wire::Kind::service);
+    const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    // A refused rendezvous fails the sender's send; an eager message is just dropped.
+    const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+    if (conn == nullptr) {
+        return refused;
+    }
+    const auto s = wire::read<wire::Service>(bytes, sizeof(wire::Frame));
+    constexpr std::size_t fixed = sizeof(wire::Frame) + sizeof(wire::Service);
+    if (!s || header_length - fixed != s->header_length) {
+        self.refuse(conn, "malformed service message");
+        return refused;
+    }
+    const auto found = self.services.find(s->service);
+    if (found == self.services.end()) {
+        self.refuse(conn,
+                    "message for service " + std::to_string(s->service) + ", which nobody serves");
+        return refused;
+    }
+    const auto handler = found->second; // unserve() inside the handler leaves it alive
+    Delivery::Impl d{&self, conn, bytes.subspan(fixed), length, rendezvous, data, false};
+    Delivery delivery;
+    delivery.impl_ = &d;
+    Verdict verdict = nullptr;
+    try {
+        verdict = (*handler)(delivery);
+    } catch (...) {
+        verdict = "the service's handler threw";
+    }
+    if (verdict != nullptr) {
+        self.refuse(conn, std::string("service ") + std::to_string(s->service) + ": " + verdict);
+        return d.receiving ? UCS_INPROGRESS : refused;
+    }
+    // Not received: UCX drops the rendezvous descriptor (the sender's send completes).
+    return d.receiving ? UCS_INPROGRESS : UCS_OK;
+}
+
+inline Status Node::Impl::receive(Delivery::Impl& d, std::span<std::byte> into,
+                                  std::function<void(Status)> done) {
+    struct Receipt {
+        Impl* node;
+        detail::Conn* conn;
+        std::function<void(Status)> done;
+    };
+    auto receipt = std::make_unique<Receipt>(Receipt{this, d.conn, std::move(done)});
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.user_data = receipt.get();
+    p.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user) {
+        std::unique_ptr<Receipt> r(static_cast<Receipt*>(user));
+        InCallback guard;
+        ucp_request_free(request);
+        const Status result = status == UCS_OK ? Status::ok : Status::peer_lost;
+        if (r->done) {
+            r->done(result);
+        }
+    };
+    void* request = ucp_am_recv_data_nbx(worker.h, d.data, into.data(), d.length, &p);
+    d.receiving = true; // UCX owns the descriptor now, whatever happened
+    if (UCS_PTR_IS_ERR(request)) {
+        return d.conn->state == detail::ConnState::lost
+                   ? Status::peer_lost
+                   : detail::to_status(UCS_PTR_STATUS(request));
+    }
+    if (request == nullptr) { // landed at once: `done` still runs from a later progress call
+        auto* r = receipt.release();
+        later.push_back([r] {
+            std::unique_ptr<Receipt> owned(r);
+            if (owned->done) {
+                owned->done(Status::ok);
+            }
+        });
+        return Status::ok;
+    }
+    static_cast<void>(receipt.release());
+    return Status::ok;
+}
+
+} // namespace ferry::net
