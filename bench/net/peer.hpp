@@ -127,6 +127,9 @@ public:
         return !failed;
     }
 
+    // The report pipe, for a parent that sleeps in poll until the peer reports.
+    [[nodiscard]] int fd() const noexcept { return from_peer_; }
+
     // Reaps the peer: "" when it exited 0, otherwise what went wrong.
     std::string finish() {
         if (pid_ <= 0) {

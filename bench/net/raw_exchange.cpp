@@ -8,6 +8,8 @@
 //                       before the flag (its first and last 8 bytes carry the round), and
 //                       answers with an 8-byte put of the round into the parent's mapped flag,
 //                       which the parent polls the same way.
+// Both sides sleep in poll while they wait (ucx.hpp, Waiting), as ferry's Node does;
+// exchange/raw_put_spin/S spin on ucp_worker_progress instead.
 // S: 1KiB, and 56KiB (8 tokens x 7168 bytes, the hidden size of the examples' micro-batches).
 // The figure is the round trip (micro-batch there, flag back), per round; each repetition runs
 // k_rounds after k_rounds / 4 untimed, and reports their median (p50_us) and p99.
@@ -28,9 +30,11 @@ namespace {
 using ferry::bench::page_aligned;
 using ferry::bench::net::ExecPeer;
 using ferry::bench::net::k_rounds;
+using ferry::bench::net::name_of;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
 using ferry::bench::net::Rounds;
+using ferry::bench::net::Waiting;
 
 constexpr unsigned k_key_am = 3;
 constexpr std::size_t k_flag_bytes = 64; // the flag's own cache line after the data
@@ -165,14 +169,14 @@ private:
     std::uint64_t flag_ = 0;
 };
 
-Rounds exchange_with_peer(std::size_t size) {
+Rounds exchange_with_peer(std::size_t size, Waiting waiting) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    RawUcx ucx(true);
+    RawUcx ucx(true, waiting);
     Exposed mem(ucx, 0); // the answer flag only
     ExecPeer peer(cpus.second, "raw_ffn",
                   {std::to_string(ucx.port()), std::to_string(size),
-                   std::to_string(k_rounds / 4 + k_rounds)});
+                   std::to_string(k_rounds / 4 + k_rounds), name_of(waiting)});
     const bool keyed = ucx.accept() && mem.swap_keys();
     Attention attention(ucx, mem, size);
     return ferry::bench::net::timed_rounds(
@@ -180,10 +184,10 @@ Rounds exchange_with_peer(std::size_t size) {
         [&](char what) { return keyed && ucx.heard(peer, what); });
 }
 
-void exchange(benchmark::State& state, std::size_t size) {
+void exchange(benchmark::State& state, std::size_t size, Waiting waiting) {
     for (auto _ : state) {
         Rounds rounds =
-            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size); });
+            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size, waiting); });
         if (!ferry::bench::net::record_rounds(state, rounds)) {
             break;
         }
@@ -192,15 +196,15 @@ void exchange(benchmark::State& state, std::size_t size) {
     state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
 }
 
-// The peer (FFN side). argv: port size rounds. Exit 0 when every micro-batch was whole before
-// its flag.
+// The peer (FFN side). argv: port size rounds waiting. Exit 0 when every micro-batch was whole
+// before its flag.
 int ffn_role(const std::vector<std::string>& args, Reporter report) {
-    if (args.size() != 3) {
+    if (args.size() != 4) {
         return 2;
     }
     const std::size_t size = std::stoul(args[1]);
     const std::uint64_t rounds = std::stoull(args[2]);
-    RawUcx ucx(false);
+    RawUcx ucx(false, ferry::bench::net::waiting_of(args[3]));
     Exposed mem(ucx, size);
     if (!ucx.connect(static_cast<std::uint16_t>(std::stoul(args[0]))) || !mem.swap_keys()) {
         return 2;
@@ -235,12 +239,14 @@ int ffn_role(const std::vector<std::string>& args, Reporter report) {
 
 [[maybe_unused]] const bool registered = ferry::bench::net::add_role("raw_ffn", &ffn_role);
 
-BENCHMARK_CAPTURE(exchange, raw_put_1KiB, 1 << 10)
-    ->Name("exchange/raw_put/1KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_CAPTURE(exchange, raw_put_56KiB, 8 * 7168)
-    ->Name("exchange/raw_put/56KiB")
-    ->UseManualTime()
-    ->Iterations(1);
+#define FERRY_NET_EXCHANGE(side, param, size, waiting)                                             \
+    BENCHMARK_CAPTURE(exchange, side##_##param, size, Waiting::waiting)                            \
+        ->Name("exchange/" #side "/" #param)                                                       \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_EXCHANGE(raw_put, 1KiB, 1 << 10, sleep);
+FERRY_NET_EXCHANGE(raw_put, 56KiB, 8 * 7168, sleep);
+FERRY_NET_EXCHANGE(raw_put_spin, 1KiB, 1 << 10, spin);
+FERRY_NET_EXCHANGE(raw_put_spin, 56KiB, 8 * 7168, spin);
 } // namespace

@@ -12,6 +12,8 @@
 // keeps at most `window` messages unconsumed: the peer returns a credit (an AM carrying its
 // count) every window / 4 messages consumed, and the sender waits for credit before going
 // further. The same window bounds the sender's payload buffers (slot i % window).
+// Every raw row sleeps in poll while it waits (ucx.hpp, Waiting), as ferry's Node does;
+// rate/raw_am_spin/64B is the AM row with both sides spinning on ucp_worker_progress instead.
 // Timing: from the first timed send to the peer's "done" (after a warm-up of a quarter of the
 // messages); the parent progresses its worker while it waits, so its last sends go out.
 #include "../ipc/messages.hpp"
@@ -31,10 +33,12 @@ using ferry::bench::page_aligned;
 using ferry::bench::record;
 using ferry::bench::Timed;
 using ferry::bench::net::ExecPeer;
+using ferry::bench::net::name_of;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
 using ferry::bench::net::shape_of;
 using ferry::bench::net::StreamShape;
+using ferry::bench::net::Waiting;
 
 constexpr unsigned k_data_am = 1;
 constexpr unsigned k_credit_am = 2;
@@ -112,25 +116,25 @@ private:
     std::uint64_t credited_ = 0;
 };
 
-Timed stream_to_peer(const StreamShape& shape) {
+Timed stream_to_peer(const StreamShape& shape, Waiting waiting) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    RawUcx ucx(true);
+    RawUcx ucx(true, waiting);
     WindowedSender sender(ucx, shape);
     ExecPeer peer(cpus.second, shape.tag ? "raw_tag_sink" : "raw_am_sink",
                   {std::to_string(ucx.port()), std::to_string(shape.size),
-                   std::to_string(shape.count), std::to_string(shape.window)});
+                   std::to_string(shape.count), std::to_string(shape.window), name_of(waiting)});
     const bool accepted = ucx.accept();
     return ferry::bench::net::timed_stream(
         peer, shape.count, [&](std::uint64_t i) { return sender.send(i); },
         [&](char what) { return accepted && ucx.heard(peer, what); });
 }
 
-void stream(benchmark::State& state, std::size_t size, bool tag) {
+void stream(benchmark::State& state, std::size_t size, bool tag, Waiting waiting) {
     const StreamShape shape = shape_of(size, tag);
     for (auto _ : state) {
-        if (!record(state,
-                    ferry::bench::net::guarded<Timed>([&] { return stream_to_peer(shape); }))) {
+        if (!record(state, ferry::bench::net::guarded<Timed>(
+                               [&] { return stream_to_peer(shape, waiting); }))) {
             break;
         }
     }
@@ -170,6 +174,7 @@ public:
     }
 
     std::byte* slot(std::uint64_t seq) { return slots_[seq]; }
+    [[nodiscard]] std::uint64_t received() const { return received_; }
     // Every message came once with its own payload: the sequence numbers 0..total-1 summed.
     [[nodiscard]] bool intact() const {
         return intact_ && sum_ == (received_ == 0 ? 0 : received_ * (received_ - 1) / 2);
@@ -236,12 +241,12 @@ ucs_status_t on_data(void* arg, const void* header, std::size_t header_length, v
 
 // argv: port size count window. Exit 0 when every message came once, intact.
 int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
-    if (args.size() != 4) {
+    if (args.size() != 5) {
         return 2;
     }
     const StreamShape shape{std::stoul(args[1]), std::stoull(args[2]), std::stoull(args[3]), tag};
     const std::uint64_t warmup = shape.count / 4;
-    RawUcx ucx(false);
+    RawUcx ucx(false, ferry::bench::net::waiting_of(args[4]));
     Sink sink(ucx, shape);
     ucx.on_am(k_data_am, &on_data, &sink);
     if (!ucx.connect(static_cast<std::uint16_t>(std::stoul(args[0])))) {
@@ -250,8 +255,9 @@ int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
     std::uint64_t next = 0;
     const std::function<bool()> receive_one = [&]() -> bool {
         if (!tag) {
-            ucx.progress();
-            return !ucx.failed() && !sink.failed();
+            const std::uint64_t before = sink.received();
+            return ucx.progress_until([&] { return sink.received() != before || sink.failed(); }) &&
+                   !sink.failed();
         }
         ucp_request_param_t p{};
         std::byte* into = sink.slot(next);
@@ -280,14 +286,15 @@ int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
     ferry::bench::net::add_role(
         "raw_tag_sink", [](const auto& args, Reporter r) { return sink_role(args, r, true); });
 
-#define FERRY_NET_STREAM(measure, side, param, size, tag)                                          \
-    BENCHMARK_CAPTURE(stream, side##_##param, size, tag)                                           \
+#define FERRY_NET_STREAM(measure, side, param, size, tag, waiting)                                 \
+    BENCHMARK_CAPTURE(stream, side##_##param, size, tag, Waiting::waiting)                         \
         ->Name(#measure "/" #side "/" #param)                                                      \
         ->UseManualTime()                                                                          \
         ->Iterations(1)
 
-FERRY_NET_STREAM(rate, raw_am, 64B, 64, false);
-FERRY_NET_STREAM(rate, raw_tag, 64B, 64, true);
-FERRY_NET_STREAM(bandwidth, raw_am, 64KiB, 64 << 10, false);
-FERRY_NET_STREAM(bandwidth, raw_am, 4MiB, 4 << 20, false);
+FERRY_NET_STREAM(rate, raw_am, 64B, 64, false, sleep);
+FERRY_NET_STREAM(rate, raw_am_spin, 64B, 64, false, spin);
+FERRY_NET_STREAM(rate, raw_tag, 64B, 64, true, sleep);
+FERRY_NET_STREAM(bandwidth, raw_am, 64KiB, 64 << 10, false, sleep);
+FERRY_NET_STREAM(bandwidth, raw_am, 4MiB, 4 << 20, false, sleep);
 } // namespace

@@ -5,7 +5,11 @@
 // endpoints, UCP_ERR_HANDLING_MODE_PEER with an error callback, as ferry's Node uses: peer
 // error handling changes which protocols UCX picks (no shared memory, tcp only), so a baseline
 // without it would not measure the same path. The worker is single-threaded and progressed by
-// the caller in a loop: the cheapest way raw UCX can be driven.
+// the caller. Two ways to wait: `sleep` progresses while UCX has work, then arms the worker
+// and sleeps in poll on its event fd (and on the peer's report pipe) until something arrives,
+// as ferry's Node's progress thread does; `spin` calls ucp_worker_progress in a loop, the
+// fastest raw UCX gets on an idle machine and a loser on a shared one (a spinning process gets
+// only its fair share of a CPU that others want, a sleeping one is woken at once).
 
 #include <arpa/inet.h>
 #include <chrono>
@@ -13,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdexcept>
 #include <string>
 #include <ucp/api/ucp.h>
@@ -20,18 +25,28 @@
 
 namespace ferry::bench::net {
 
+enum class Waiting { sleep, spin };
+
+inline const char* name_of(Waiting w) {
+    return w == Waiting::spin ? "spin" : "sleep";
+}
+inline Waiting waiting_of(const std::string& name) {
+    return name == "spin" ? Waiting::spin : Waiting::sleep;
+}
+
 class RawUcx {
 public:
     // Throws std::runtime_error when UCX cannot start or bind.
-    explicit RawUcx(bool listen) {
+    RawUcx(bool listen, Waiting waiting) : spin_(waiting == Waiting::spin) {
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
-        params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA;
+        params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
         check(ucp_init(&params, nullptr, &context_), "ucp_init");
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
         wp.thread_mode = UCS_THREAD_MODE_SINGLE;
         check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create");
+        check(ucp_worker_get_efd(worker_, &efd_), "ucp_worker_get_efd");
         if (listen) {
             start_listener();
         }
@@ -62,16 +77,23 @@ public:
 
     void progress() noexcept { (void)ucp_worker_progress(worker_); }
 
-    // Progresses until `done()` or failure; false on failure or after `patience`.
+    // Progresses until `done()` or failure; false on failure or after `patience`. Sleeping,
+    // it also wakes when `also` (a pipe the condition reads) becomes readable.
     template <typename Done>
-    bool progress_until(Done done, std::chrono::seconds patience = std::chrono::seconds(60)) {
+    bool progress_until(Done done, int also = -1,
+                        std::chrono::seconds patience = std::chrono::seconds(60)) {
         const auto give_up = std::chrono::steady_clock::now() + patience;
         std::uint32_t spins = 0;
         while (!done()) {
             if (failed_ || ((++spins & 0xfff) == 0 && std::chrono::steady_clock::now() > give_up)) {
                 return false;
             }
-            progress();
+            if (ucp_worker_progress(worker_) != 0 || spin_ ||
+                ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+                continue;
+            }
+            pollfd fds[2] = {{efd_, POLLIN, 0}, {also, POLLIN, 0}};
+            (void)::poll(fds, also >= 0 ? 2 : 1, 100); // 100 ms: only a bound, never the wake-up
         }
         return true;
     }
@@ -81,7 +103,8 @@ public:
     template <typename Peer>
     bool heard(Peer& peer, char what) {
         bool broken = false;
-        return progress_until([&] { return peer.arrived(what, broken) || broken; }) && !broken;
+        return progress_until([&] { return peer.arrived(what, broken) || broken; }, peer.fd()) &&
+               !broken;
     }
 
     // The parent's side: waits for the peer's connection request and makes the endpoint.
@@ -241,6 +264,8 @@ private:
     ucp_conn_request_h request_ = nullptr;
     ucp_ep_h ep_ = nullptr;
     std::uint16_t port_ = 0;
+    int efd_ = -1;
+    bool spin_;
     bool failed_ = false;
 };
 
