@@ -155,6 +155,7 @@ public:
         }
         flag_ = r;
         return put(ucx_, mem_, &flag_, sizeof flag_, mem_.their_base() + size_, flag_request_) &&
+               ucx_.settle(data_request_) && ucx_.settle(flag_request_) &&
                ucx_.progress_until([&] { return mem_.flag() == r; });
     }
 
@@ -226,7 +227,10 @@ int ffn_role(const std::vector<std::string>& args, Reporter report) {
             return 2;
         }
         answer = r;
-        if (!put(ucx, mem, &answer, sizeof answer, mem.their_base(), request)) {
+        // Waited for at once, as the parent waits for its own: a put UCX has not finished
+        // pushing out would otherwise sit until some other event wakes this sleeping side.
+        if (!put(ucx, mem, &answer, sizeof answer, mem.their_base(), request) ||
+            !ucx.settle(request)) {
             return 2;
         }
     }

@@ -36,11 +36,15 @@ inline Waiting waiting_of(const std::string& name) {
 
 class RawUcx {
 public:
+    // Sleeping waits poll this many times in a row without progress before they arm and sleep,
+    // as ferry's DoorbellPark polls before it parks.
+    static constexpr std::uint32_t k_idle_polls = 64;
+
     // Throws std::runtime_error when UCX cannot start or bind.
     RawUcx(bool listen, Waiting waiting) : spin_(waiting == Waiting::spin) {
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
-        params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+        params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
         check(ucp_init(&params, nullptr, &context_), "ucp_init");
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -84,12 +88,13 @@ public:
                         std::chrono::seconds patience = std::chrono::seconds(60)) {
         const auto give_up = std::chrono::steady_clock::now() + patience;
         std::uint32_t spins = 0;
+        std::uint32_t idle = 0; // progress calls in a row that did nothing
         while (!done()) {
             if (failed_ || ((++spins & 0xfff) == 0 && std::chrono::steady_clock::now() > give_up)) {
                 return false;
             }
-            if (ucp_worker_progress(worker_) != 0 || spin_ ||
-                ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+            idle = ucp_worker_progress(worker_) != 0 ? 0 : idle + 1;
+            if (spin_ || idle < k_idle_polls || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
                 continue;
             }
             pollfd fds[2] = {{efd_, POLLIN, 0}, {also, POLLIN, 0}};
