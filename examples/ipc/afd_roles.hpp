@@ -16,6 +16,7 @@
 #include <ferry/afd/registry_resolver.hpp>
 #include <ferry/ipc/window.hpp>
 #include <ferry/runtime/allocation_registry.hpp>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,8 +71,9 @@ struct AttentionLayout {
     return l;
 }
 
-// The owner lays out its context in its window's data area (`local`, at owner address `base`).
-inline void init_ffn(std::span<std::byte> local, std::uint64_t base, const Config& c) {
+// The contexts as their owner lays them out at owner address `base`; a writer on another node
+// keeps such a copy of its peer's context (docs/afd.md, Remote windows).
+[[nodiscard]] inline ScheduleContext ffn_context(std::uint64_t base, const Config& c) {
     const FfnLayout l = ffn_layout(c);
     const Geometry g = c.geometry();
     ScheduleContext s{};
@@ -92,10 +94,9 @@ inline void init_ffn(std::span<std::byte> local, std::uint64_t base, const Confi
     s.ffn.micro_batch_ids_buf_size = 4ull * c.sessions;
     s.ffn.expert_ids_buf = base + l.expert_ids;
     s.ffn.expert_ids_buf_size = *expert_ids_buffer_size(g);
-    ScheduleContextView(local.data()).store(s);
-    FfnDescriptorTable(local.data() + l.info, g).initialize();
+    return s;
 }
-inline void init_attention(std::span<std::byte> local, std::uint64_t base, const Config& c) {
+[[nodiscard]] inline ScheduleContext attention_context(std::uint64_t base, const Config& c) {
     const AttentionLayout l = attention_layout(c);
     const Geometry g = c.geometry();
     ScheduleContext s{};
@@ -114,7 +115,16 @@ inline void init_attention(std::span<std::byte> local, std::uint64_t base, const
     s.attention.token_data_buf = base + l.data;
     s.attention.token_data_buf_size = *attention_token_data_size(g, c.result_size);
     s.attention.micro_batch_id = c.micro_batches - 1; // the first wait is on micro batch 0
-    ScheduleContextView(local.data()).store(s);
+    return s;
+}
+
+// The owner lays out its context in its window's data area (`local`, at owner address `base`).
+inline void init_ffn(std::span<std::byte> local, std::uint64_t base, const Config& c) {
+    ScheduleContextView(local.data()).store(ffn_context(base, c));
+    FfnDescriptorTable(local.data() + ffn_layout(c).info, c.geometry()).initialize();
+}
+inline void init_attention(std::span<std::byte> local, std::uint64_t base, const Config& c) {
+    ScheduleContextView(local.data()).store(attention_context(base, c));
 }
 
 // ---- the workload: deterministic tokens, routing and expert answers ----
@@ -184,18 +194,25 @@ struct FfnEnds {
     const ferry::AllocationRegistry* registry;
     std::span<const ScheduleContextView> sessions; // attention contexts, mapped here
     std::span<const Window> session_windows;
+    // examples/net: wait with AutoWait (the WaitDirectory's doorbell and peer probe) instead of
+    // parking on `bell`; this rank of `ranks` FFN ranks serves global expert local·ranks + rank;
+    // `consumed`, when set, runs once a round's descriptors are consumed and their tokens copied,
+    // before the results go back (false: an error, the FFN stops).
+    bool auto_wait = false;
+    std::uint32_t rank = 0, ranks = 1;
+    std::function<bool()> consumed = nullptr;
 };
 
 // One round: schedule (unless RECV) and batch; false when it did not serve.
-inline bool ffn_round(const Config& c, const FfnEnds& e, Batch& batch, Report& r) {
+template <typename Wait>
+inline bool ffn_round_with(const Config& c, const FfnEnds& e, Wait park, Batch& batch, Report& r) {
     const ScheduleContextView ctx(e.own.data());
-    const DoorbellPark park(e.bell);
     if (c.recv) {
         const ferry::Status s = FfnWorkerBatching::receive(ctx, c.expert_num, batch, k_wait, park);
         r.rows += s == ferry::Status::ok ? c.sessions : 0;
         return s == ferry::Status::ok;
     }
-    GroupSyncScheduler<DoorbellPark, LowestReady, SerialExecutor, RegistryResolver> scheduler(
+    GroupSyncScheduler<Wait, LowestReady, SerialExecutor, RegistryResolver> scheduler(
         park, LowestReady{}, SerialExecutor{}, RegistryResolver(*e.registry));
     const ScheduleOutcome o =
         scheduler.schedule_once(e.own.data(), static_cast<std::int32_t>(c.sessions), 0, k_wait);
@@ -204,6 +221,10 @@ inline bool ffn_round(const Config& c, const FfnEnds& e, Batch& batch, Report& r
     }
     r.rows += o.out_num;
     return FfnWorkerBatching::gather(ctx, c.expert_num, batch) == ferry::Status::ok;
+}
+inline bool ffn_round(const Config& c, const FfnEnds& e, Batch& batch, Report& r) {
+    return e.auto_wait ? ffn_round_with(c, e, AutoWait{}, batch, r)
+                       : ffn_round_with(c, e, DoorbellPark(e.bell), batch, r);
 }
 
 inline Report run_ffn(const Config& c, const FfnEnds& e) {
@@ -214,7 +235,7 @@ inline Report run_ffn(const Config& c, const FfnEnds& e) {
     Batch batch;
     std::vector<std::byte> results;
     while (back && r.rows < std::uint64_t{c.sessions} * c.steps) {
-        if (!ffn_round(c, e, batch, r)) {
+        if (!ffn_round(c, e, batch, r) || (e.consumed && !e.consumed())) {
             ++r.errors;
             break;
         }
@@ -224,7 +245,9 @@ inline Report run_ffn(const Config& c, const FfnEnds& e) {
             d.add_value(row);
             d.add(batch.row_data(i));
             make_result(results.data() + i * c.result_size, c.result_size, batch.row_data(i),
-                        row.expert_id, row.expert_offset);
+                        row.expert_id * static_cast<std::int32_t>(e.ranks) +
+                            static_cast<std::int32_t>(e.rank),
+                        row.expert_offset);
         }
         r.errors += back->send(batch, results) == ferry::Status::ok ? 0 : 1;
     }
@@ -239,17 +262,21 @@ struct AttentionEnds {
     Doorbell bell;            // its doorbell (FfnToAttention rings it)
     ScheduleContextView ffn;  // the FFN context, mapped here
     Window ffn_window;
+    bool auto_wait = false; // wait with AutoWait instead of parking on `bell` (examples/net)
 };
 
-// Waits for step's results and checks every non-masked slot against the expert's answer.
-inline void receive_step(const Config& c, const AttentionEnds& e, std::uint32_t s,
-                         std::uint32_t step, Digest& d, Report& r) {
-    AttentionWorkerScheduler<DoorbellPark> waiter{DoorbellPark(e.bell)};
-    const ScheduleOutcome o = waiter.schedule_once(e.own.data(), k_wait);
+// Waits for step's results and checks every non-masked slot against the expert's answer; how
+// the wait ended.
+inline ScheduleExit receive_step(const Config& c, const AttentionEnds& e, std::uint32_t s,
+                                 std::uint32_t step, Digest& d, Report& r) {
+    const ScheduleOutcome o =
+        e.auto_wait ? AttentionWorkerScheduler<AutoWait>{}.schedule_once(e.own.data(), k_wait)
+                    : AttentionWorkerScheduler<DoorbellPark>{DoorbellPark(e.bell)}.schedule_once(
+                          e.own.data(), k_wait);
     const std::uint32_t mb = step % c.micro_batches;
     if (!o.ok() || o.exit != ScheduleExit::served) {
         ++r.errors;
-        return;
+        return o.ok() ? o.exit : ScheduleExit::timed_out;
     }
     const AttentionLayout l = attention_layout(c);
     std::vector<std::byte> token(c.token_size), expected(c.result_size);
@@ -271,6 +298,7 @@ inline void receive_step(const Config& c, const AttentionEnds& e, std::uint32_t 
             ++r.rows;
         }
     }
+    return ScheduleExit::served;
 }
 
 inline Report run_attention(const Config& c, const AttentionEnds& e, std::uint32_t s) {

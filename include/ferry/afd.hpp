@@ -14,6 +14,7 @@
 #include <ferry/afd/group_sync_scheduler.hpp>
 #include <ferry/afd/kernel_status.hpp>
 #include <ferry/afd/memory_resolver.hpp>
+#include <ferry/afd/remote_access.hpp>
 #include <ferry/afd/schedule_context.hpp>
 #include <ferry/afd/schedule_context_view.hpp>
 #include <ferry/afd/schedule_outcome.hpp>

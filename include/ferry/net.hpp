@@ -5,3 +5,4 @@
 #include <ferry/net/message_channel.hpp>
 #include <ferry/net/node.hpp>
 #include <ferry/net/secret.hpp>
+#include <ferry/net/window.hpp>

@@ -20,6 +20,12 @@
 // maps them into this process (a shared segment when the FFN is another process), and after
 // publishing the flag the sender rings the window's doorbell so that an FFN parked in
 // DoorbellPark wakes at once. attach(ctx) without a window trusts the addresses as given.
+//
+// A remote window (another node's memory, remote_access.hpp) cannot be read: `ffn_context` is
+// then this process's copy of the FFN's context (the FFN's addresses, its geometry, a run_flag
+// the caller may clear), the payload and descriptor go out as puts with a fence before the flag,
+// and step 1 is skipped — the caller must know that the descriptor is free (the FFN answered its
+// previous use; docs/afd.md, Remote windows). A lost FFN node answers peer_lost.
 
 #include <cstdint>
 #include <cstring>
@@ -61,15 +67,13 @@ public:
     [[nodiscard]] std::uint32_t token_size() const noexcept { return token_size_; }
 
     // The payload slot of (session, mb, token, k): token_data[s][mb][t][k] (see
-    // docs/cann-contract/afd.md#buffer-conventions).
+    // docs/cann-contract/afd.md#buffer-conventions), here; empty for a remote window.
     [[nodiscard]] std::span<std::byte> slot(std::uint32_t s, std::uint32_t mb, std::uint32_t t,
                                             std::uint32_t k) const noexcept {
-        const Geometry& g = geometry_;
-        const std::uint64_t index =
-            ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) *
-                g.selected_expert_num +
-            k;
-        return {token_data_ + index * token_size_, token_size_};
+        if (token_data_ == nullptr) {
+            return {};
+        }
+        return {token_data_ + slot_index(s, mb, t, k) * token_size_, token_size_};
     }
 
     // expert_ids: BS·K ids ([t][k]); tokens: BS rows of token_size() bytes. `own_flags`, when
@@ -88,9 +92,10 @@ public:
             (own_flags != nullptr && own_flags->flags_per_micro_batch() != ids_per_desc())) {
             return Status::invalid_param;
         }
-        const FfnDescriptor desc = table().at(session, mb);
-        const ScheduleExit exit = detail::wait_until_ready(
-            context_, wait, timeout, [&] { return desc.flag() != k_valid_flag; });
+        // A remote descriptor cannot be read: the caller vouches that it is free (see above).
+        const ScheduleExit exit = detail::wait_until_ready(context_, wait, timeout, [&] {
+            return token_info_ == nullptr || table().at(session, mb).flag() != k_valid_flag;
+        });
         if (exit != ScheduleExit::served) {
             return status_of_unserved(exit);
         }
@@ -98,7 +103,10 @@ public:
             s != Status::ok) {
             return s;
         }
-        window_.ring(); // after the release store: a parked scheduler wakes and sees everything
+        // After the release store: a parked scheduler wakes and sees everything.
+        if (const Status s = window_.ring(); s != Status::ok) {
+            return s;
+        }
         if (own_flags != nullptr) {
             for (std::size_t i = 0; i < expert_ids.size(); ++i) {
                 if (is_masked_expert(expert_ids[i])) {
@@ -122,37 +130,43 @@ private:
         return static_cast<std::size_t>(*tokens_times_experts(geometry_));
     }
     [[nodiscard]] FfnDescriptorTable table() const noexcept { return {token_info_, geometry_}; }
+    [[nodiscard]] std::uint64_t slot_index(std::uint32_t s, std::uint32_t mb, std::uint32_t t,
+                                           std::uint32_t k) const noexcept {
+        const Geometry& g = geometry_;
+        return ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) *
+                   g.selected_expert_num +
+               k;
+    }
 
     // Payload, then ids and layer, then flag = 1 with release (the order CANN publishes in), all
-    // through the window; attach checked the ranges, so a refusal here means a broken window.
+    // through the window; attach checked the ranges, so a refusal here means a broken window,
+    // and a remote window's failure (peer_lost) is answered as it is. Stops at the first failure:
+    // the flag is never published over a descriptor that was not entirely written.
     [[nodiscard]] Status write_descriptor(std::uint32_t s, std::uint32_t mb, std::int32_t layer,
                                           std::span<const std::int32_t> ids,
                                           std::span<const std::byte> tokens) const noexcept {
         const Geometry& g = geometry_;
         const std::uint32_t k_num = g.selected_expert_num;
-        bool ok = true;
         for (std::uint32_t t = 0; t < g.micro_batch_size; ++t) {
             for (std::uint32_t k = 0; k < k_num; ++k) {
-                if (!is_masked_expert(ids[std::size_t{t} * k_num + k])) {
-                    const std::uint64_t index =
-                        ((std::uint64_t{s} * g.micro_batch_num + mb) * g.micro_batch_size + t) *
-                            k_num +
-                        k;
-                    ok = ok && window_.write(data_address_ + index * token_size_,
-                                             tokens.subspan(std::size_t{t} * token_size_,
-                                                            token_size_)) == Status::ok;
+                if (is_masked_expert(ids[std::size_t{t} * k_num + k])) {
+                    continue;
+                }
+                const Status st =
+                    window_.write(data_address_ + slot_index(s, mb, t, k) * token_size_,
+                                  tokens.subspan(std::size_t{t} * token_size_, token_size_));
+                if (st != Status::ok) {
+                    return st;
                 }
             }
         }
         const std::uint64_t desc =
-            info_address_ + (std::uint64_t{s} * g.micro_batch_num + mb) * table().descriptor_size();
+            info_address_ + (std::uint64_t{s} * g.micro_batch_num + mb) * *ffn_desc_size(g);
         const std::span<const std::byte> layer_bytes(reinterpret_cast<const std::byte*>(&layer),
                                                      sizeof layer);
-        ok = ok &&
-             window_.write(desc + k_desc_expert_ids_offset, std::as_bytes(ids)) == Status::ok &&
-             window_.write(desc + 4, layer_bytes) == Status::ok &&
-             window_.publish(desc, k_valid_flag) == Status::ok;
-        return ok ? Status::ok : Status::invalid_param;
+        Status st = window_.write(desc + k_desc_expert_ids_offset, std::as_bytes(ids));
+        st = st == Status::ok ? window_.write(desc + 4, layer_bytes) : st;
+        return st == Status::ok ? window_.publish(desc, k_valid_flag) : st;
     }
 
     ScheduleContextView context_;
@@ -161,7 +175,7 @@ private:
     std::uint32_t token_size_;
     std::uint64_t info_address_; // the FFN's addresses
     std::uint64_t data_address_;
-    std::byte* token_info_; // the same buffers in this process
+    std::byte* token_info_; // the same buffers in this process; nullptr for a remote window
     std::byte* token_data_;
 };
 
@@ -182,10 +196,8 @@ inline Result<AttentionToFfn> AttentionToFfn::attach(ScheduleContextView ctx,
         ctx.get(f::token_info_buf_size) < *info || ctx.get(f::token_data_buf_size) < *data) {
         return Status::invalid_param;
     }
-    const std::byte* info_ptr = window.translate(ctx.get(f::token_info_buf), *info);
-    const std::byte* data_ptr = window.translate(ctx.get(f::token_data_buf), *data);
-    if (info_ptr == nullptr || data_ptr == nullptr ||
-        !detail::is_aligned(info_ptr, k_flag_alignment)) {
+    if (!window.reaches(ctx.get(f::token_data_buf), *data) ||
+        !window.reaches(ctx.get(f::token_info_buf), *info, k_flag_alignment)) {
         return Status::invalid_param;
     }
     return AttentionToFfn(ctx, window, g, token_size, ctx.get(f::token_info_buf),

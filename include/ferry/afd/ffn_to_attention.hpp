@@ -13,6 +13,10 @@
 // context holds the attention process's addresses, the window maps them here. After a send has
 // published every flag of a session, that session's doorbell is rung once, so an attention
 // waiter parked in DoorbellPark wakes at once. attach(sessions) alone trusts the addresses.
+//
+// A session's window may be remote (another node's memory, remote_access.hpp): its context is
+// then this process's copy of the attention context (the attention node's addresses), and each
+// result goes out as a put, its flag after a fence. A lost attention node answers peer_lost.
 
 #include <cstdint>
 #include <cstring>
@@ -58,24 +62,29 @@ public:
             }
         }
         std::vector<bool> touched(windows_.size(), false);
-        bool ok = true;
-        for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+        Status status = Status::ok; // attach checked the ranges: only a remote window can fail
+        for (std::size_t i = 0; i < batch.rows.size() && status == Status::ok; ++i) {
             const GatheredToken& r = batch.rows[i];
             const Target& w = windows_[static_cast<std::size_t>(r.session)];
             const std::size_t slot =
                 std::size_t(r.token) * geometry_.selected_expert_num + std::size_t(r.expert_offset);
             const std::size_t index = std::size_t(r.micro_batch) * flags_per_mb_ + slot;
-            ok = ok && w.window.write(w.data + index * token_size_,
-                                      results.subspan(i * token_size_, token_size_)) == Status::ok;
-            ok = ok && w.window.publish(w.flags + 4 * index, k_valid_flag) == Status::ok; // release
+            status = w.window.write(w.data + index * token_size_,
+                                    results.subspan(i * token_size_, token_size_));
+            if (status == Status::ok) {
+                status = w.window.publish(w.flags + 4 * index, k_valid_flag); // release
+            }
             touched[static_cast<std::size_t>(r.session)] = true;
         }
+        // Ring every session written to, even after a failure: a flag published to a live
+        // session must not wait for its waiter's next bounded park.
         for (std::size_t s = 0; s < windows_.size(); ++s) {
             if (touched[s]) {
-                windows_[s].window.ring();
+                const Status rung = windows_[s].window.ring();
+                status = status == Status::ok ? rung : status;
             }
         }
-        return ok ? Status::ok : Status::invalid_param; // attach checked the ranges: cannot fail
+        return status;
     }
 
 private:
@@ -113,15 +122,14 @@ inline Result<FfnToAttention> FfnToAttention::attach(std::span<const ScheduleCon
     out.flags_per_mb_ = static_cast<std::size_t>(*tokens_times_experts(out.geometry_));
     for (std::size_t i = 0; i < sessions.size(); ++i) {
         const ScheduleContextView& v = sessions[i];
-        const std::byte* flags = windows[i].translate(v.get(a::token_info_buf), *info);
-        const std::byte* bytes = windows[i].translate(v.get(a::token_data_buf), *data);
+        const bool flags = windows[i].reaches(v.get(a::token_info_buf), *info, k_flag_alignment);
+        const bool bytes = windows[i].reaches(v.get(a::token_data_buf), *data);
         const bool same = v.get(c::schedule_mode) == k_schedule_mode_attention &&
                           v.get(c::micro_batch_num) == out.geometry_.micro_batch_num &&
                           v.get(c::micro_batch_size) == out.geometry_.micro_batch_size &&
                           v.get(c::selected_expert_num) == out.geometry_.selected_expert_num &&
                           v.get(c::ffn_to_attn_token_size) == out.token_size_;
-        if (!same || flags == nullptr || bytes == nullptr ||
-            !detail::is_aligned(flags, k_flag_alignment) || v.get(a::token_info_buf_size) < *info ||
+        if (!same || !flags || !bytes || v.get(a::token_info_buf_size) < *info ||
             v.get(a::token_data_buf_size) < *data) {
             return Status::invalid_param;
         }

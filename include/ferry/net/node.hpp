@@ -119,7 +119,9 @@ public:
     void unserve(ServiceId service);
 
     // Sends header + payload to the peer's `service`; returns when the payload may be reused,
-    // or timed_out (cancelled: the peer may or may not have got it), peer_lost.
+    // or timed_out (cancelled: the peer may or may not have got it; when UCX cannot cancel it,
+    // as a rendezvous the peer never answers, the peer is disconnected, i.e. lost), peer_lost.
+    // invalid_param for a header longer than UCX's active-message header limit.
     [[nodiscard]] Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
                               std::span<const std::byte> payload, Timeout timeout);
     // Starts the same send and returns: the header is copied, the payload must stay valid until

@@ -1,0 +1,172 @@
+#pragma once
+// ferry::net::RemoteWindow and ferry::net::ExposedWindow — afd windows between nodes.
+//
+// The owner of some memory (the FFN's ScheduleContext buffers, an attention rank's flags and
+// results) exposes it on its Node with an ExposedWindow: the Node registers it for remote writes
+// (Node::expose) with the window's doorbell, which the Node rings when a peer asks it to, and the
+// window enters the process's afd::WaitDirectory with that doorbell and a probe of the Node's
+// peers. So the owner's schedulers, unchanged, poll their own memory with the default AutoWait,
+// park on the doorbell that a writer's ring wakes, and end with peer_lost when a writer node is
+// lost (docs/afd.md, The default wait).
+//
+// A writer reaches a peer's exposed region through a RemoteWindow: an afd::RemoteAccess over
+// Node::put / fence / ring / flush for (peer, region), whose afd::Window covers the region's
+// range in the owner's address space (Node::regions). AttentionToFfn and FfnToAttention write
+// through it as through any window (docs/afd.md, Remote windows): payload puts, a fence, the
+// flag's put, a ring.
+//
+// Over UCX's tcp transport a put lands only while the owner progresses its worker: the owner's
+// Node progress thread does that, woken by the incoming data, so an owner that only polls its
+// memory still receives. docs/multi-node.md, Attention/FFN across nodes.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <ferry/afd/doorbell.hpp>
+#include <ferry/afd/remote_access.hpp>
+#include <ferry/afd/wait_directory.hpp>
+#include <ferry/afd/window.hpp>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/net/node.hpp>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace ferry::net {
+
+// A peer's exposed region, written with one-sided puts. Not movable: windows point at it. The
+// node must outlive it.
+class RemoteWindow final : public afd::RemoteAccess {
+public:
+    // invalid_param when the peer exposed no such region (or is not a peer); peer_lost when it
+    // is lost.
+    [[nodiscard]] static Result<std::unique_ptr<RemoteWindow>> open(Node& node, PeerId peer,
+                                                                    RegionId region) {
+        if (!node.alive(peer)) {
+            return Status::peer_lost;
+        }
+        const std::vector<RemoteRegion> regions = node.regions(peer);
+        const auto it = std::find_if(regions.begin(), regions.end(),
+                                     [&](const RemoteRegion& r) { return r.id == region; });
+        if (it == regions.end() || it->size == 0) {
+            return Status::invalid_param;
+        }
+        return std::unique_ptr<RemoteWindow>(new RemoteWindow(node, peer, *it));
+    }
+
+    [[nodiscard]] PeerId peer() const noexcept { return peer_; }
+    [[nodiscard]] const RemoteRegion& region() const noexcept { return region_; }
+    // The afd::Window over the region (owner's addresses), valid while this object lives.
+    [[nodiscard]] afd::Window window() noexcept { return {*this, region_.base, region_.size}; }
+
+    [[nodiscard]] Status write(std::uint64_t owner_address,
+                               std::span<const std::byte> bytes) noexcept override {
+        if (bytes.empty()) {
+            return node_->alive(peer_) ? Status::ok : Status::peer_lost;
+        }
+        return node_->put(peer_, region_.id, owner_address, bytes);
+    }
+    // The fence orders every earlier put to the peer before the flag's put (UCX keeps the order
+    // of puts separated by ucp_worker_fence).
+    [[nodiscard]] Status publish(std::uint64_t owner_address,
+                                 std::int32_t value) noexcept override {
+        if (const Status s = node_->fence(peer_); s != Status::ok) {
+            return s;
+        }
+        return node_->put(peer_, region_.id, owner_address,
+                          std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+    }
+    [[nodiscard]] Status ring() noexcept override { return node_->ring(peer_, region_.id); }
+    [[nodiscard]] Status flush(const Timeout& timeout) noexcept override {
+        return node_->flush(peer_, timeout);
+    }
+
+private:
+    RemoteWindow(Node& node, PeerId peer, RemoteRegion region) noexcept
+        : node_(&node), peer_(peer), region_(region) {}
+
+    Node* node_;
+    PeerId peer_;
+    RemoteRegion region_;
+};
+
+// This process's memory, exposed on a Node for peers to write, with the doorbell they ring and an
+// entry in afd::WaitDirectory. Expose before connecting or accepting the peers that will write
+// (the region table travels in the handshake). Not movable: the Node and the directory hold its
+// doorbell's address. The node and the memory must outlive it.
+//
+// Peer loss: a waiter on this memory ends with peer_lost once a watched peer is lost; with no
+// peer watched (watch() never called), once any peer of the node is lost — in an AFD job every
+// node is needed, so losing any of them ends the job's waits.
+class ExposedWindow {
+public:
+    // invalid_param for empty memory; what Node::expose answers otherwise.
+    [[nodiscard]] static Result<std::unique_ptr<ExposedWindow>>
+    expose(Node& node, std::span<std::byte> memory) {
+        if (memory.empty()) {
+            return Status::invalid_param;
+        }
+        std::unique_ptr<ExposedWindow> w(new ExposedWindow(node, memory));
+        const Result<RegionId> region = node.expose(memory, w->doorbell());
+        if (!region) {
+            return region.status();
+        }
+        w->region_ = *region;
+        w->token_ = afd::WaitDirectory::instance().add(
+            memory, {w->doorbell(), afd::PeerProbe{&ExposedWindow::probe, w.get()}});
+        return w;
+    }
+    ~ExposedWindow() { afd::WaitDirectory::instance().remove(token_); }
+    ExposedWindow(const ExposedWindow&) = delete;
+    ExposedWindow& operator=(const ExposedWindow&) = delete;
+
+    [[nodiscard]] RegionId region() const noexcept { return region_; }
+    [[nodiscard]] std::span<std::byte> data() const noexcept { return memory_; }
+    // The owner's address of data(): this process's pointer.
+    [[nodiscard]] std::uint64_t owner_base() const noexcept {
+        return reinterpret_cast<std::uintptr_t>(memory_.data());
+    }
+    [[nodiscard]] afd::Doorbell doorbell() noexcept {
+        return {&word_, ferry::detail::FutexScope::process};
+    }
+    // A window onto the memory for writers in this process (they ring the same doorbell).
+    [[nodiscard]] afd::Window window() noexcept {
+        return {memory_.data(), owner_base(), memory_.size(), doorbell()};
+    }
+
+    // From now on only `peer`'s loss (and that of other watched peers) ends waits on this memory.
+    void watch(PeerId peer) {
+        const std::lock_guard lock(mutex_);
+        watched_.push_back(peer);
+    }
+    // What a waiter's probe asks: has a peer this memory depends on been lost?
+    [[nodiscard]] bool peer_lost() const noexcept {
+        if (node_->losses() == losses_at_start_) {
+            return false; // the common case: one atomic load
+        }
+        const std::lock_guard lock(mutex_);
+        return watched_.empty() || std::any_of(watched_.begin(), watched_.end(),
+                                               [&](PeerId p) { return !node_->alive(p); });
+    }
+
+private:
+    ExposedWindow(Node& node, std::span<std::byte> memory) noexcept
+        : node_(&node), memory_(memory), losses_at_start_(node.losses()) {}
+    static bool probe(const void* self) noexcept {
+        return static_cast<const ExposedWindow*>(self)->peer_lost();
+    }
+
+    Node* node_;
+    std::span<std::byte> memory_;
+    std::uint64_t losses_at_start_;
+    afd::DoorbellWord word_;
+    RegionId region_ = 0;
+    std::uint64_t token_ = 0;
+    mutable std::mutex mutex_;
+    std::vector<PeerId> watched_;
+};
+
+} // namespace ferry::net
