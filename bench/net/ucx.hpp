@@ -44,7 +44,7 @@ public:
     RawUcx(bool listen, Waiting waiting) : spin_(waiting == Waiting::spin) {
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
-        params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+        params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
         check(ucp_init(&params, nullptr, &context_), "ucp_init");
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -96,6 +96,9 @@ public:
             idle = ucp_worker_progress(worker_) != 0 ? 0 : idle + 1;
             if (spin_ || idle < k_idle_polls || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
                 continue;
+            }
+            if (std::chrono::steady_clock::now() > give_up) { // a sleep may last 100 ms
+                return false;
             }
             pollfd fds[2] = {{efd_, POLLIN, 0}, {also, POLLIN, 0}};
             (void)::poll(fds, also >= 0 ? 2 : 1, 100); // 100 ms: only a bound, never the wake-up
