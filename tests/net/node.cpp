@@ -334,3 +334,74 @@ TEST_CASE("net/node: messages of two peers are told apart") {
     CHECK(seeds[second_peer] == std::set<unsigned>{22});
     CHECK(node->refusals() == 0);
 }
+
+TEST_CASE("net/node: a handler that calls a waiting function gets invalid_param, not a hang") {
+    Connected c(options("127.0.0.1:0"));
+    std::promise<std::vector<Status>> seen;
+    c.node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        const std::byte header[1] = {std::byte{1}};
+        const auto payload = net_test::patterned(std::size_t{1} << 20, 1);
+        seen.set_value({c.node->send(d.peer(), net_test::k_service, header, payload, 1s),
+                        c.node->flush(d.peer(), 1s), c.node->await_peers(5, 1s),
+                        c.node->connect(c.node->address(), 1s).status(),
+                        c.node->progress() ? Status::failure : Status::ok});
+        return nullptr;
+    });
+    CHECK(c.helper.ask("send 7 64 1") == "sent ok");
+    auto future = seen.get_future();
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    CHECK(future.get() == std::vector<Status>{Status::invalid_param, Status::invalid_param,
+                                              Status::invalid_param, Status::invalid_param,
+                                              Status::ok});
+    CHECK(c.node->alive(c.peer));
+}
+
+TEST_CASE("net/node: early messages, malformed hellos, forged tokens are refused") {
+    auto node = start(options("127.0.0.1:0"));
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<unsigned> seeds;
+    node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        std::lock_guard lock(mu);
+        seeds.push_back(static_cast<unsigned>(d.header()[0]));
+        cv.notify_all();
+        return nullptr;
+    });
+    // Checked while the raw peer still runs: its end would lose the peer.
+    const auto refused_once = [&] {
+        CHECK(node->refusals() == 1);
+        CHECK(node->losses() == 0);
+    };
+    SECTION("a service message before the handshake") {
+        Helper raw({"raw", "early"});
+        raw.write_line(node->address());
+        CHECK(raw.read_line() == "closed");
+        CHECK(node->last_refusal() == "message before the handshake");
+        CHECK(node->peers().empty());
+        refused_once();
+    }
+    SECTION("a hello that claims more secret than it carries") {
+        Helper raw({"raw", "malformed"});
+        raw.write_line(node->address());
+        CHECK(raw.read_line() == "closed");
+        CHECK(node->last_refusal() == "malformed hello");
+        CHECK(node->peers().empty());
+        refused_once();
+    }
+    for (const char* scenario : {"forged", "no-reply"}) {
+        DYNAMIC_SECTION("after the handshake, a message " << scenario) {
+            Helper raw({"raw", scenario});
+            raw.write_line(node->address());
+            CHECK(raw.read_line() == "sent");
+            std::unique_lock lock(mu);
+            // The proper message follows the bad one on the same connection.
+            REQUIRE(cv.wait_for(lock, 10s, [&] { return !seeds.empty(); }));
+            CHECK(seeds == std::vector<unsigned>{2});
+            CHECK(node->last_refusal() == (std::string(scenario) == "forged"
+                                               ? "wrong connection token"
+                                               : "message without a reply endpoint"));
+            CHECK(node->peers().size() == 1); // the sender cannot be known: nobody is cut off
+            refused_once();
+        }
+    }
+}

@@ -5,12 +5,15 @@
 //   node_helper connect [--secret S]  reads the address to connect to from its first stdin line,
 //                                     prints "connected <peer>" or "refused <status>"
 //   node_helper listen                prints "address <host:port>"
+//   node_helper raw SCENARIO          speaks UCX itself (raw_peer.hpp): early | malformed |
+//                                     forged | no-reply; prints the outcome
 // Options: --heartbeat MS --peer-timeout MS.
 // Commands: accepted | peers | regions | send SERVICE BYTES SEED [HEADER] | zero |
 //           wait-ring OFFSET BYTES SEED FLAG_OFFSET | wait-lost | exit
 // Service messages that arrive print "got <bytes> ok" (the pattern of the seed in the header's
 // first byte) or "got <bytes> bad".
 
+#include "raw_peer.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -131,6 +134,11 @@ int main(int argc, char** argv) {
         return 3;
     }
     const std::string mode = argv[1];
+    if (mode == "raw" && argc == 3) {
+        std::string address;
+        std::getline(std::cin, address);
+        return net_test::run_raw(argv[2], address);
+    }
     auto secret = net::Secret::from_environment();
     net::NodeOptions options;
     for (int i = 2; i + 1 < argc; i += 2) {

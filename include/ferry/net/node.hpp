@@ -26,8 +26,9 @@
 // once for it.
 //
 // Threads. Every member function is thread-safe. Handlers and completion callbacks run with the
-// worker held: they may call post(), put(), fence() and ring() (non-blocking), never send(),
-// flush(), connect() or the destructor.
+// worker held: they may call post(), put(), fence() and ring() (non-blocking); send(), flush(),
+// connect() and await_peers() answer invalid_param there (they would wait), progress() does
+// nothing, and the destructor must not be called.
 
 #include <chrono>
 #include <cstddef>
@@ -96,8 +97,9 @@ using Handler = std::function<Verdict(Delivery&)>;
 class Node {
 public:
     // Starts the worker, the listener (when options.listen is set) and the progress thread.
-    // invalid_param for an unparsable address or an empty secret; failure when UCX cannot start
-    // or bind (the reason is logged).
+    // invalid_param for an unparsable address, an empty secret, a heartbeat that is not
+    // positive and shorter than peer_timeout, or a UCX setting UCX rejects; failure when UCX
+    // cannot start or bind (the reason is logged).
     [[nodiscard]] static Result<std::unique_ptr<Node>> start(NodeOptions options);
     ~Node(); // disconnects every peer (bounded wait), stops the thread, releases UCX
     Node(const Node&) = delete;
@@ -106,7 +108,8 @@ public:
     // "host:port" with the real port; empty when not listening.
     [[nodiscard]] std::string address() const;
 
-    // Connects and completes the handshake. timed_out, peer_lost (refused, unreachable).
+    // Connects and completes the handshake. timed_out, peer_lost (refused, unreachable),
+    // invalid_param (unparsable address).
     [[nodiscard]] Result<PeerId> connect(std::string_view address, Timeout timeout);
     // Peers that completed the handshake and are not lost (both directions).
     [[nodiscard]] std::vector<PeerId> peers() const;
@@ -138,8 +141,10 @@ public:
     [[nodiscard]] bool alive(PeerId peer) const noexcept;
     // Bumped whenever a peer is lost: waiters compare it cheaply instead of asking per peer.
     [[nodiscard]] std::uint64_t losses() const noexcept;
-    // Runs once per lost peer, from the thread that noticed (never while a caller holds the
-    // worker from outside a handler). Returns a token for unwatch().
+    // Runs once per lost peer (disconnect() included), on the thread that noticed — the progress
+    // thread, or a caller of disconnect(), send() or progress() — with the worker held, outside
+    // UCX's callbacks: like a service handler it may post, put, fence and ring. Not for peers
+    // the destructor closes. Returns a token for unwatch().
     std::uint64_t on_peer_lost(std::function<void(PeerId)> handler);
     void unwatch(std::uint64_t token);
 

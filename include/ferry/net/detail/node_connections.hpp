@@ -125,6 +125,9 @@ inline std::size_t Node::Impl::accepted_peers() const {
 
 inline Result<PeerId> Node::Impl::connect(std::string_view address, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
+    if (refuse_wait_in_callback("connect")) {
+        return Status::invalid_param;
+    }
     const auto parsed = detail::parse_address(address);
     if (!parsed.address) {
         detail::log_line("cannot connect: " + parsed.error);

@@ -88,6 +88,9 @@ inline std::vector<PeerId> Node::peers() const {
 
 inline Status Node::await_peers(std::size_t count, Timeout timeout) {
     const auto deadline = timeout.deadline_from(detail::clock::now());
+    if (Impl::refuse_wait_in_callback("await_peers")) {
+        return Status::invalid_param;
+    }
     std::unique_lock lock(impl_->mu);
     return impl_->wait_until(lock, deadline, [&] { return impl_->accepted_peers() >= count; })
                ? Status::ok
@@ -122,6 +125,9 @@ inline Status Node::post(PeerId peer, ServiceId service, std::span<const std::by
 }
 
 inline bool Node::progress() {
+    if (Impl::callback_depth > 0) {
+        return false; // UCX forbids progressing from its callbacks; the caller's caller does
+    }
     std::lock_guard lock(impl_->mu);
     return impl_->progress_locked();
 }

@@ -228,8 +228,15 @@ inline void Node::Impl::drain() {
 // Every `heartbeat`: a heartbeat to each peer, and a connection silent for `peer_timeout` is
 // lost (a stopped process raises no error in UCX; docs/multi-node.md, Failure behaviour).
 inline void Node::Impl::heartbeat_tick(clock::time_point now) {
-    std::vector<detail::Conn*> silent;
+    std::vector<detail::Conn*> live;
     for (const auto& [ep, conn] : by_ep) {
+        live.push_back(conn); // a send below may lose a connection, changing by_ep
+    }
+    std::vector<detail::Conn*> silent;
+    for (auto* conn : live) {
+        if (conn->state == detail::ConnState::lost) {
+            continue;
+        }
         if (now - conn->last_heard > options.peer_timeout) {
             silent.push_back(conn);
             continue;
@@ -240,8 +247,9 @@ inline void Node::Impl::heartbeat_tick(clock::time_point now) {
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-        void* request = ucp_am_send_nbx(ep, static_cast<unsigned>(detail::wire::Kind::heartbeat),
-                                        &conn->heartbeat, sizeof conn->heartbeat, nullptr, 0, &p);
+        void* request =
+            ucp_am_send_nbx(conn->ep, static_cast<unsigned>(detail::wire::Kind::heartbeat),
+                            &conn->heartbeat, sizeof conn->heartbeat, nullptr, 0, &p);
         if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
             ucp_request_free(request); // released by UCX when it completes
         }

@@ -97,6 +97,9 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
 
 inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
+    if (refuse_wait_in_callback("flush")) {
+        return Status::invalid_param;
+    }
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {

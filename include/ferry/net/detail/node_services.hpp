@@ -75,6 +75,9 @@ inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn
 inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
                                std::span<const std::byte> payload, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
+    if (refuse_wait_in_callback("send")) {
+        return Status::invalid_param;
+    }
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {

@@ -137,6 +137,15 @@ struct Node::Impl {
         InCallback& operator=(const InCallback&) = delete;
     };
 
+    // send, flush, connect and await_peers wait, which a callback must not: a clear error.
+    [[nodiscard]] static bool refuse_wait_in_callback(const char* what) {
+        if (callback_depth == 0) {
+            return false;
+        }
+        detail::log_line(std::string(what) + " called from a handler or callback: invalid_param");
+        return true;
+    }
+
     Impl() = default;
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;
