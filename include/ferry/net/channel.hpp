@@ -223,7 +223,9 @@ public:
     ~ChannelSender() { close(); }
 
     // Leaves the channel (not a stop: the receiver and other senders go on); its unused
-    // credits go back to the receiver. Idempotent; later calls answer uninitialized.
+    // credits go back to the receiver. Waits (at most 1 s) until the receiver took the CLOSE,
+    // so that a process that closes and exits is not taken for lost. Idempotent; later calls
+    // answer uninitialized.
     void close() noexcept {
         if (state_) {
             try {
@@ -252,7 +254,8 @@ public:
     }
 
     // Sticky; tells the receiver, which stops the channel for everyone (its blocked receives
-    // drain and answer stopped; the other senders answer stopped).
+    // drain and answer stopped; the other senders answer stopped). Returns once the receiver
+    // answered (one round trip), was lost, or after 1 s.
     void stop() noexcept {
         if (state_) {
             try {

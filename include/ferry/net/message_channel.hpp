@@ -161,6 +161,11 @@ public:
         }
         return parse(view->bytes()); // the view hands the buffer back after the copy
     }
+    Result<Dataset> try_receive() noexcept { return receive(no_wait); }
+    template <typename Rep, typename Period>
+    Result<Dataset> receive_for(std::chrono::duration<Rep, Period> timeout) noexcept {
+        return receive(Timeout(timeout));
+    }
     // Refills `out` (wire_format parse_into); invalid_param, before anything is taken, when
     // `out` holds items the caller added.
     Status receive(Dataset& out, Timeout timeout = forever) noexcept {
@@ -286,6 +291,11 @@ public:
             return message.status();
         }
         return send_owned(std::move(*message), detail::Deadline::of(timeout));
+    }
+    Status try_send(const Dataset& ds) noexcept { return send(ds, no_wait); }
+    template <typename Rep, typename Period>
+    Status send_for(const Dataset& ds, std::chrono::duration<Rep, Period> timeout) noexcept {
+        return send(ds, Timeout(timeout));
     }
     // Sends raw bytes as one message (copied first: UCX reads them after send returns).
     // invalid_param for an empty message or one over max_message_bytes(), nothing sent.

@@ -109,7 +109,9 @@ inline Verdict ReceiverState::on_sender_message(PeerId peer, const ChannelWire& 
                                                 std::vector<Outgoing>& out) {
     const auto it = senders_.find(key(peer, w.from));
     if (it == senders_.end()) {
-        return "ferry.net.channel: message from a sender that did not open";
+        // A GIVE_BACK of nothing (a RECALL's answer) may follow its sender's CLOSE: harmless.
+        const bool nothing = w.kind == static_cast<std::uint16_t>(WireKind::give_back) && w.a == 0;
+        return nothing ? nullptr : "ferry.net.channel: message from a sender that did not open";
     }
     Sender& s = it->second;
     switch (static_cast<WireKind>(w.kind)) {
@@ -131,15 +133,18 @@ inline Verdict ReceiverState::on_sender_message(PeerId peer, const ChannelWire& 
         if (static_cast<WireKind>(w.kind) == WireKind::close) {
             s.closed = true; // a GIVE_BACK posted just before may still come: keep the record
             free_ += std::exchange(s.owed, 0);
+            out.push_back({s.peer, make_wire(WireKind::close, s.id, id_)}); // the sender may go
         }
         if (s.closed && s.outstanding == 0) {
             drop_sender(it);
         }
         break;
-    case WireKind::stop:
+    case WireKind::stop: // every sender hears STOP back, the stopping one too (its answer)
         if (!stopped_) {
             stopped_ = true;
             stop_senders(out);
+        } else {
+            out.push_back({s.peer, make_wire(WireKind::stop, s.id, id_)});
         }
         return nullptr;
     default:
@@ -340,7 +345,7 @@ inline void ReceiverState::on_peer_lost(PeerId peer) {
         for (auto it = senders_.begin(); it != senders_.end();) {
             const auto next = std::next(it);
             if (it->second.peer == peer) {
-                ours = true;
+                ours = ours || !it->second.closed; // one that closed first left, not got lost
                 drop_sender(it); // its credits are free again; what it sent stays queued
             }
             it = next;

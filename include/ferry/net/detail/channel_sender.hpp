@@ -16,6 +16,9 @@
 
 namespace ferry::net::detail {
 
+// How long a sender's stop() or close waits for the receiver's answer at most.
+inline constexpr auto k_echo_wait = std::chrono::seconds(1);
+
 // What a receiver may answer an OPEN with.
 [[nodiscard]] constexpr bool is_refusal(Status s) noexcept {
     return s == Status::invalid_file || s == Status::unsupported_data_type ||
@@ -94,6 +97,8 @@ public:
 
 private:
     Verdict on_reply(const ChannelWire& w, std::vector<Outgoing>& out);
+    template <typename Heard>
+    void await_echo(Heard heard);
     void check_peer() {
         if (!node_.alive(peer_)) {
             on_peer_lost(peer_);
@@ -117,6 +122,8 @@ private:
     bool stopped_ = false;
     bool lost_ = false;
     bool closed_ = false;
+    bool stop_heard_ = false;  // a STOP came from the receiver
+    bool close_acked_ = false; // the receiver answered this sender's CLOSE
 };
 
 inline Status SenderState::open(const std::string& name, Deadline d) {
@@ -161,6 +168,7 @@ inline void SenderState::leave() {
     }
     if (tell) {
         post_all(node_, {Outgoing{peer_, make_wire(WireKind::close, receiver_, id_, left)}});
+        await_echo([this] { return close_acked_; });
     }
     directory_->remove(id_);
     directory_.reset();
@@ -199,7 +207,8 @@ inline Verdict SenderState::on_message(Delivery& d, const ChannelWire& w) {
 inline Verdict SenderState::on_reply(const ChannelWire& w, std::vector<Outgoing>& out) {
     switch (static_cast<WireKind>(w.kind)) {
     case WireKind::accept:
-        if (phase_ != Phase::opening || w.b == 0 || w.a > w.b) {
+        if (phase_ != Phase::opening || w.b == 0 || w.b > k_max_channel_capacity || w.a > w.b ||
+            w.c == 0 || (flavor_ == Flavor::typed && w.c != element_bytes_)) {
             return "ferry.net.channel: a malformed or repeated accept";
         }
         phase_ = Phase::open;
@@ -208,21 +217,27 @@ inline Verdict SenderState::on_reply(const ChannelWire& w, std::vector<Outgoing>
         credits_ += w.a;
         return nullptr;
     case WireKind::credit:
-        if (w.a == 0 || w.a > k_max_channel_capacity) {
+        if (w.a == 0 || w.a > (capacity_ != 0 ? capacity_ : k_max_channel_capacity)) {
             return "ferry.net.channel: a malformed credit";
         }
         credits_ += w.a;
         want_sent_ = false;
         return nullptr;
     case WireKind::recall: {
-        // Keep `a`, give back the rest; closed: the CLOSE already returned everything.
-        const std::uint64_t give = credits_ > w.a && !closed_ ? credits_ - w.a : 0;
-        credits_ -= give;
-        out.push_back({peer_, make_wire(WireKind::give_back, receiver_, id_, give)});
+        // Keep `a`, give back the rest; closed: the CLOSE returned everything already.
+        if (!closed_) {
+            const std::uint64_t give = credits_ > w.a ? credits_ - w.a : 0;
+            credits_ -= give;
+            out.push_back({peer_, make_wire(WireKind::give_back, receiver_, id_, give)});
+        }
         return nullptr;
     }
     case WireKind::stop:
         stopped_ = true;
+        stop_heard_ = true;
+        return nullptr;
+    case WireKind::close: // the receiver took this sender's CLOSE
+        close_acked_ = true;
         return nullptr;
     default:
         return "ferry.net.channel: not a message for a sender";
@@ -236,10 +251,24 @@ inline void SenderState::stop() {
         tell = !stopped_ && !lost_ && phase_ == Phase::open;
         stopped_ = true;
     }
+    wait_.cv.notify_all();
     if (tell) {
         post_all(node_, {Outgoing{peer_, make_wire(WireKind::stop, receiver_, id_)}});
+        await_echo([this] { return stop_heard_; });
     }
-    wait_.cv.notify_all();
+}
+
+// Waits (bounded by k_echo_wait) until the receiver's answer to a STOP or CLOSE came, or the
+// receiver is lost. Until then the message may still sit in this node's queues: a process that
+// stops or closes and then exits would take it down with its Node (docs/multi-node-channels.md,
+// Stop).
+template <typename Heard>
+void SenderState::await_echo(Heard heard) {
+    const auto attempt = [&](std::vector<Outgoing>&) {
+        return heard() || lost_ ? Status::ok : Status::empty;
+    };
+    static_cast<void>(wait_until(node_, wait_, Deadline{true, Clock::now() + k_echo_wait},
+                                 Status::empty, attempt, [this] { check_peer(); }));
 }
 
 } // namespace ferry::net::detail

@@ -50,8 +50,9 @@ enum class WireKind : std::uint16_t {
     want,      // sender -> receiver: the sender has no credit left and wants some
     recall,    // receiver -> sender: give back the credits above a = keep
     give_back, // sender -> receiver: a = credits returned unused
-    stop,      // either way: the channel is stopped
-    close,     // sender -> receiver: the sender leaves; a = credits it returns unused
+    stop,      // either way: the channel is stopped (the receiver answers a sender's STOP)
+    close,     // sender -> receiver: the sender leaves; a = credits it returns unused;
+               // receiver -> sender: the CLOSE was taken
 };
 inline constexpr std::uint16_t k_last_kind = static_cast<std::uint16_t>(WireKind::close);
 
@@ -267,15 +268,17 @@ inline Verdict Directory::dispatch(Delivery& d) {
 }
 
 // A message for an endpoint that is gone. An id this process never issued is forged; otherwise
-// the message crossed the endpoint's departure and is dropped — except an ACCEPT, which
-// granted credits to a sender that gave up waiting: those go back at once (CLOSE), so the
-// receiver does not count them as held forever.
+// the message crossed the endpoint's departure and is dropped — except those that lent credits
+// to a sender that is gone (an ACCEPT after its open gave up, a CREDIT after its CLOSE): the
+// credits go straight back (CLOSE, GIVE_BACK), or the receiver would count them lent forever.
 inline Verdict Directory::stale(const Delivery& d, const ChannelWire& w) {
     if (w.to == 0 || w.to > endpoint_counter().load()) {
         return "ferry.net.channel: message for an endpoint this node never had";
     }
-    if (static_cast<WireKind>(w.kind) == WireKind::accept) {
-        post_all(node_, {Outgoing{d.peer(), make_wire(WireKind::close, w.from, w.to, w.a)}});
+    const auto kind = static_cast<WireKind>(w.kind);
+    if (kind == WireKind::accept || kind == WireKind::credit) {
+        const auto back = kind == WireKind::accept ? WireKind::close : WireKind::give_back;
+        post_all(node_, {Outgoing{d.peer(), make_wire(back, w.from, w.to, w.a)}});
     }
     return nullptr;
 }

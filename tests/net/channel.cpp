@@ -1,0 +1,311 @@
+// ferry::net remote channels across processes over UCX on loopback: tests/net/channel_helper.cpp
+// is the other process. Every blocking call here is bounded (a hang fails as timed_out, not as a
+// stuck test), and every hand-off waits for observable state: a line from the child, or
+// blocked() / size() of a channel.
+#include "channel_support.hpp"
+
+#include <array>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+
+using ferry::Status;
+using ipc_test::Child;
+using ipc_test::poll_for;
+using net_test::make_message;
+using net_test::Message;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto k_bound = 10s; // what "would hang" is cut off at
+// How long after a kill -9 a blocked call must have answered peer_lost: UCX reports the broken
+// connection in milliseconds; this leaves room for a loaded machine and the 20 ms park slices.
+constexpr auto k_loss_bound = 3s;
+
+Child helper(std::initializer_list<std::string> args) {
+    return Child(net_test::channel_helper(), args);
+}
+std::string code(Status s) {
+    return std::to_string(static_cast<int>(s));
+}
+std::unique_ptr<ferry::net::Node> listening_node() {
+    auto node = net_test::start_node(true);
+    REQUIRE(node);
+    return node;
+}
+
+// Receives `count` messages and checks each: per producer, sequences 0, 1, 2, ... in order with
+// a valid checksum. Returns the next expected sequence of each producer (1 and 2).
+template <typename Receiver>
+std::array<std::uint64_t, 3> receive_checked(Receiver& channel, std::uint64_t count,
+                                             std::uint64_t& bad) {
+    std::array<std::uint64_t, 3> next{};
+    for (std::uint64_t i = 0; i < count; ++i) {
+        auto r = channel.receive_for(k_bound);
+        if (!r) {
+            FAIL("receive " << i << " answered " << ferry::name_of(r.status()));
+        }
+        const Message m = *r;
+        const bool known = m.producer == 1 || m.producer == 2;
+        if (known && m.sequence == next[m.producer] &&
+            m.check == net_test::checksum(m.sequence, m.producer)) {
+            ++next[m.producer];
+        } else {
+            ++bad;
+        }
+    }
+    return next;
+}
+
+// The number after `word ` in a line like "filled 8"; -1 when the line is something else.
+long long number_after(const std::string& line, const std::string& word) {
+    return line.rfind(word + " ", 0) == 0 ? std::stoll(line.substr(word.size() + 1)) : -1;
+}
+
+} // namespace
+
+TEST_CASE("net channel: 100k messages from two sender processes arrive exactly once, in order "
+          "and intact",
+          "[net]") {
+    constexpr std::uint64_t n = 50000; // per sender
+    auto node = listening_node();
+    auto channel = net_test::StreamReceiver::create(*node, "stream");
+    REQUIRE(channel);
+    Child a = helper({"send", node->address(), "stream", "1", std::to_string(n)});
+    Child b = helper({"send", node->address(), "stream", "2", std::to_string(n)});
+    std::uint64_t bad = 0;
+    const auto start = Clock::now();
+    const auto next = receive_checked(*channel, 2 * n, bad);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    WARN("100k messages of " << sizeof(Message) << " B from 2 senders: " << ms.count() << " ms");
+    CHECK(bad == 0);
+    CHECK(next[1] == n);
+    CHECK(next[2] == n);
+    CHECK(a.read_line() == "sent " + std::to_string(n));
+    CHECK(b.read_line() == "sent " + std::to_string(n));
+    CHECK(channel->try_receive().status() == Status::empty); // not one more
+    a.release();
+    b.release();
+    CHECK(a.wait_exit() == 0);
+    CHECK(b.wait_exit() == 0);
+    // The senders closed before their processes ended: leaving is not getting lost.
+    CHECK(channel->senders() == 0);
+    CHECK(!channel->lost());
+    CHECK(channel->try_receive().status() == Status::empty);
+}
+
+TEST_CASE("net channel: a stalled receiver holds at most its capacity; its senders see full and "
+          "timed_out, its stop wakes them, and what arrived drains",
+          "[net]") {
+    auto node = listening_node();
+    auto channel = net_test::SmallReceiver::create(*node, "bound");
+    REQUIRE(channel);
+    Child a = helper({"fill", node->address(), "bound"});
+    Child b = helper({"fill", node->address(), "bound"});
+    const long long filled_a = number_after(a.read_line(), "filled");
+    const long long filled_b = number_after(b.read_line(), "filled");
+    CHECK(a.read_line() == "timed " + code(Status::timed_out));
+    CHECK(b.read_line() == "timed " + code(Status::timed_out));
+    std::size_t most = 0;
+    CHECK(poll_for([&] {
+        most = std::max(most, channel->size());
+        return channel->size() == net_test::k_small;
+    }));
+    CHECK(a.read_line() == "blocked");
+    CHECK(b.read_line() == "blocked");
+    CHECK(most <= net_test::k_small);
+    CHECK(channel->size() == net_test::k_small); // both senders still blocked: nothing more came
+
+    channel->stop();
+    const std::string stopped = "send " + code(Status::stopped);
+    const std::string end_a = a.read_line();
+    const std::string end_b = b.read_line();
+    CHECK(end_a.rfind(stopped + " ", 0) == 0);
+    CHECK(end_b.rfind(stopped + " ", 0) == 0);
+    const long long more = number_after(end_a, stopped) + number_after(end_b, stopped);
+    CHECK(filled_a + filled_b + more == static_cast<long long>(net_test::k_small)); // no more
+    for (std::size_t i = 0; i < net_test::k_small; ++i) { // queued messages still come out
+        auto r = channel->receive_for(k_bound);
+        REQUIRE(r);
+        CHECK(r->check == net_test::checksum(r->sequence, r->producer));
+    }
+    CHECK(channel->receive_for(k_bound).status() == Status::stopped);
+    CHECK(a.wait_exit() == 0);
+    CHECK(b.wait_exit() == 0);
+}
+
+TEST_CASE("net channel: a sender's stop wakes the receive blocked on the other node", "[net]") {
+    auto node = listening_node();
+    auto channel = net_test::SmallReceiver::create(*node, "stop");
+    REQUIRE(channel);
+    SECTION("a receive blocked on an empty channel answers stopped") {
+        Child child = helper({"stopper", node->address(), "stop", "0"});
+        REQUIRE(child.read_line() == "sent");
+        std::atomic<Status> got{Status::ok};
+        std::thread receiver([&] { got = channel->receive_for(k_bound).status(); });
+        const bool parked = poll_for([&] { return channel->blocked() >= 1; });
+        child.release(); // the child stops its sender
+        receiver.join();
+        REQUIRE(parked);
+        CHECK(got == Status::stopped);
+        CHECK(child.read_line() == "stopped");
+        CHECK(child.wait_exit() == 0);
+    }
+    SECTION("what arrived before the stop drains first") {
+        Child child = helper({"stopper", node->address(), "stop", "3"});
+        REQUIRE(child.read_line() == "sent");
+        child.release();
+        REQUIRE(child.read_line() == "stopped");
+        REQUIRE(poll_for([&] { return channel->stopped(); }));
+        for (std::uint64_t i = 0; i < 3; ++i) {
+            auto r = channel->receive_for(k_bound);
+            REQUIRE(r);
+            CHECK(r->sequence == i);
+        }
+        CHECK(channel->receive_for(k_bound).status() == Status::stopped);
+        CHECK(child.wait_exit() == 0);
+    }
+    CHECK(channel->stopped());
+}
+
+TEST_CASE("net channel: kill -9 of a sender: the receiver drains what arrived, then its blocked "
+          "receive answers peer_lost within the bound",
+          "[net]") {
+    auto node = listening_node();
+    auto channel = net_test::SmallReceiver::create(*node, "lost");
+    REQUIRE(channel);
+    Child child = helper({"send", node->address(), "lost", "1", "5"});
+    REQUIRE(child.read_line() == "sent 5");
+    std::atomic<Status> got{Status::ok};
+    std::atomic<int> drained{0};
+    std::thread receiver([&] {
+        for (int i = 0; i < 5 && channel->receive_for(k_bound); ++i) {
+            ++drained;
+        }
+        got = channel->receive_for(k_bound).status();
+    });
+    const bool parked = poll_for([&] { return drained == 5 && channel->blocked() >= 1; });
+    const auto killed = Clock::now();
+    child.kill();
+    receiver.join();
+    const auto took = Clock::now() - killed;
+    REQUIRE(parked);
+    CHECK(got == Status::peer_lost);
+    CHECK(took < k_loss_bound);
+    WARN("receiver saw the sender's death after "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(channel->lost());
+    CHECK(channel->try_receive().status() == Status::peer_lost); // sticky
+}
+
+TEST_CASE("net channel: kill -9 of the receiver: a blocked sender answers peer_lost within the "
+          "bound; timeouts are never early",
+          "[net]") {
+    Child child = helper({"serve", "victim"});
+    const std::string address = child.read_line();
+    REQUIRE(child.read_line() == "ready");
+    auto node = net_test::start_node(false);
+    REQUIRE(node);
+    auto peer = node->connect(address, k_bound);
+    REQUIRE(peer);
+    auto sender = net_test::Sender::open(*node, *peer, "victim");
+    REQUIRE(sender);
+    std::uint64_t sent = 0;
+    while (sender->try_send(make_message(sent, 1)) == Status::ok) {
+        ++sent;
+    }
+    CHECK(sent == net_test::k_small);
+    auto start = Clock::now();
+    CHECK(sender->send_for(make_message(sent, 1), 30ms) == Status::timed_out);
+    CHECK(Clock::now() - start >= 30ms);
+    CHECK(sender->send_until(make_message(sent, 1), Clock::now() - 1ms) == Status::full);
+
+    std::atomic<Status> got{Status::ok};
+    std::thread blocked([&] { got = sender->send_for(make_message(sent, 1), k_bound); });
+    const bool parked = poll_for([&] { return sender->blocked() >= 1; });
+    const auto killed = Clock::now();
+    child.kill();
+    blocked.join();
+    const auto took = Clock::now() - killed;
+    REQUIRE(parked);
+    CHECK(got == Status::peer_lost);
+    CHECK(took < k_loss_bound);
+    WARN("sender saw the receiver's death after "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(sender->lost());
+    CHECK(sender->try_send(make_message(0, 1)) == Status::peer_lost); // sticky
+}
+
+TEST_CASE("net channel: an open the receiver cannot take is refused with a clear status, and "
+          "nothing changes",
+          "[net]") {
+    Child child = helper({"serve", "served"});
+    const std::string address = child.read_line();
+    REQUIRE(child.read_line() == "ready");
+    auto node = net_test::start_node(false);
+    REQUIRE(node);
+    auto peer = node->connect(address, k_bound);
+    REQUIRE(peer);
+    using Wide = ferry::net::ChannelSender<std::array<std::uint64_t, 5>>;
+    CHECK(net_test::Sender::open(*node, *peer, "no-such").status() == Status::invalid_file);
+    CHECK(Wide::open(*node, *peer, "served").status() == Status::unsupported_data_type);
+    CHECK(ferry::net::MessageSender::open(*node, *peer, "served").status() ==
+          Status::unsupported_data_type);
+    CHECK(net_test::Sender::open(*node, *peer, "").status() == Status::invalid_param);
+    CHECK(net_test::Sender::open(*node, 4242, "served").status() == Status::peer_lost);
+    // The connection survived the refusals, and the channel took no sender: a good open gets
+    // every credit.
+    auto sender = net_test::Sender::open(*node, *peer, "served");
+    REQUIRE(sender);
+    CHECK(sender->credits() == net_test::k_small);
+    CHECK(sender->try_send(make_message(0, 1)) == Status::ok);
+    CHECK(node->refusals() == 0);
+    child.release();
+    CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("net channel: a second receiver under the same name on one node is refused", "[net]") {
+    auto node = listening_node();
+    auto first = net_test::SmallReceiver::create(*node, "twice");
+    REQUIRE(first);
+    CHECK(net_test::SmallReceiver::create(*node, "twice").status() == Status::repeat_initialize);
+    CHECK(ferry::net::MessageReceiver::create(*node, "twice", 4, 64).status() ==
+          Status::repeat_initialize);
+    first->close();
+    CHECK(net_test::SmallReceiver::create(*node, "twice")); // the name is free again
+}
+
+TEST_CASE("net message channel: datasets of 64 B, 64 KiB and 4 MiB arrive byte for byte; an "
+          "oversized one is refused before anything is sent",
+          "[net]") {
+    auto node = listening_node();
+    auto channel = ferry::net::MessageReceiver::create(*node, "datasets", net_test::k_messages,
+                                                       net_test::k_max_message);
+    REQUIRE(channel);
+    Child child = helper({"datasets", node->address(), "datasets"});
+    for (std::size_t i = 0; i < std::size(net_test::k_dataset_sizes); ++i) {
+        const std::size_t bytes = net_test::k_dataset_sizes[i];
+        if (i == 1) { // read in place: the items borrow from the pool buffer
+            auto view = channel->receive_view(k_bound);
+            REQUIRE(view);
+            auto ds = view->dataset();
+            REQUIRE(ds);
+            CHECK(net_test::check_sized_dataset(*ds, bytes, i) == "");
+            continue;
+        }
+        auto ds = channel->receive(k_bound);
+        REQUIRE(ds);
+        CHECK(net_test::check_sized_dataset(*ds, bytes, i) == "");
+    }
+    CHECK(child.read_line() == "oversize " + code(Status::invalid_param));
+    ferry::Dataset next;
+    REQUIRE(channel->receive(next, k_bound) == Status::ok);
+    CHECK(net_test::check_sized_dataset(next, 64, 99) == ""); // the oversized one never came
+    CHECK(child.read_line() == "sent");
+    CHECK(channel->receive_view(ferry::no_wait).status() == Status::empty);
+    child.release();
+    CHECK(child.wait_exit() == 0);
+}
