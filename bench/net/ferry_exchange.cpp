@@ -11,11 +11,10 @@
 //                     progress threads land the puts and ring the doorbells.
 // Not in the loop: AttentionToFfn's descriptor bookkeeping and the scheduler's group logic
 // around the wait (docs/performance/net.md, What the exchange row covers).
+#include "../ipc/messages.hpp"
 #include "ferry_node.hpp"
 #include "peer.hpp"
 #include "shapes.hpp"
-
-#include "../ipc/messages.hpp"
 
 #include <atomic>
 #include <benchmark/benchmark.h>
@@ -98,8 +97,11 @@ bool publish(RemoteWindow& to, std::span<const std::byte> data, std::int32_t fla
 Rounds exchange_with_peer(std::size_t size) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
+    // The exposed memory outlives the Node, which may ring its doorbell until it stops.
+    std::unique_ptr<Exposed> exposed;
     auto node = ferry::bench::net::start_node(true);
-    Exposed answer(*node, 0);
+    exposed = std::make_unique<Exposed>(*node, 0);
+    Exposed& answer = *exposed;
     ExecPeer peer(cpus.second, "ferry_ffn",
                   {node->address(), std::to_string(size), std::to_string(k_rounds / 4 + k_rounds)});
     const auto remote = open_remote(*node, ferry::bench::net::accept_one(*node));
@@ -136,8 +138,10 @@ int ferry_ffn(const std::vector<std::string>& args, Reporter report) {
     }
     const std::size_t size = std::stoul(args[1]);
     const auto rounds = static_cast<std::int32_t>(std::stol(args[2]));
+    std::unique_ptr<Exposed> exposed; // outlives the Node, as above
     auto node = ferry::bench::net::start_node(false);
-    Exposed mine(*node, size);
+    exposed = std::make_unique<Exposed>(*node, size);
+    Exposed& mine = *exposed;
     const auto them = node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience));
     const auto remote = them ? open_remote(*node, *them) : nullptr;
     if (remote == nullptr) {
