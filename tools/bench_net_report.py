@@ -38,6 +38,8 @@ COMPARISONS = [
                "items_per_second", "higher", None, "M msg/s"),
     Comparison("bandwidth", "ferry", "raw_am", "MessageSender bandwidth vs raw AM into preallocated buffers",
                "bytes_per_second", "higher", 0.9, "GiB/s"),
+    Comparison("bandwidth", "ferry_dataset", "raw_am", "Dataset channel bandwidth (send(Dataset), parse in place) vs raw AM",
+               "bytes_per_second", "higher", 0.9, "GiB/s"),
     Comparison("exchange", "ferry", "raw_put", "AFD exchange round trip (p50) vs raw put+fence+flag",
                "p50_us", "lower", 1.2, "us"),
     Comparison("exchange", "ferry", "raw_put_spin", "AFD exchange round trip (p50) vs raw put+fence+flag, spinning",

@@ -9,6 +9,10 @@
 //                        16 (64KiB) or 4 (4MiB) buffers of S bytes, read in place
 //                        (receive_view, then release): the Dataset channel's transport without
 //                        the wire format, as the raw row moves bare payloads
+//   bandwidth/ferry_dataset/S  the Dataset channel proper: MessageSender::send(const Dataset&)
+//                        of a dataset holding one uint8 tensor of S bytes (serialised into
+//                        ferry's wire format, the payload copied once), received as a view and
+//                        parsed in place (MessageView::dataset)
 // The peer checks every sequence number (the payload's first 8 bytes), so a lost, duplicated or
 // reordered message voids the run. Timing and warm-up as the raw rows (peer.hpp, timed_stream).
 #include "../ipc/messages.hpp"
@@ -16,12 +20,16 @@
 #include "peer.hpp"
 #include "shapes.hpp"
 
+#include <array>
 #include <benchmark/benchmark.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <ferry/net/channel.hpp>
 #include <ferry/net/message_channel.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <ferry/tensor/wire_format.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -91,6 +99,51 @@ Timed bulk_to_peer(std::size_t size) {
         [&](char what) { return peer.await(what); });
 }
 
+// A dataset of one uint8 tensor of `bytes` bytes, borrowed from a page-aligned buffer whose
+// first 8 bytes carry the sequence number.
+struct Source {
+    std::vector<std::byte> storage;
+    std::byte* payload;
+    std::array<std::int64_t, 1> dims;
+    ferry::Dataset ds;
+
+    explicit Source(std::size_t bytes)
+        : payload(ferry::bench::page_aligned(storage, bytes)), dims{static_cast<std::int64_t>(
+                                                                   bytes)} {
+        auto item = ferry::DataItem::borrow(ferry::TensorKind::tensor, dims.data(), dims.size(),
+                                            ferry::DType::uint8, payload, bytes);
+        if (!item || ds.add(std::move(*item)) != ferry::Status::ok) {
+            throw std::runtime_error("cannot make the benchmark dataset");
+        }
+    }
+    const ferry::Dataset& stamped(std::uint64_t i) noexcept {
+        std::memcpy(payload, &i, sizeof i);
+        return ds;
+    }
+};
+
+Timed datasets_to_peer(std::size_t size) {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    const StreamShape shape = shape_of(size);
+    Source source(size);
+    const std::size_t message = ferry::serialized_size(source.ds).value_or(0);
+    auto node = ferry::bench::net::start_node(true);
+    ExecPeer peer(cpus.second, "ferry_dataset_sink",
+                  {node->address(), std::to_string(message), std::to_string(shape.count),
+                   std::to_string(shape.window)});
+    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
+    auto sender = ferry::net::MessageSender::open(*node, them, k_bulk_name);
+    if (!sender) {
+        return failed("MessageSender::open failed, status " +
+                      std::to_string(static_cast<int>(sender.status())));
+    }
+    return ferry::bench::net::timed_stream(
+        peer, shape.count,
+        [&](std::uint64_t i) { return sender->send(source.stamped(i)) == ferry::Status::ok; },
+        [&](char what) { return peer.await(what); });
+}
+
 void rate_ferry(benchmark::State& state) {
     for (auto _ : state) {
         if (!record(state, ferry::bench::net::guarded<Timed>(rate_to_peer))) {
@@ -102,10 +155,12 @@ void rate_ferry(benchmark::State& state) {
                             state.iterations());
 }
 
-void bandwidth_ferry(benchmark::State& state, std::size_t size) {
+void bandwidth_ferry(benchmark::State& state, std::size_t size, bool dataset) {
     const StreamShape shape = shape_of(size);
     for (auto _ : state) {
-        if (!record(state, ferry::bench::net::guarded<Timed>([&] { return bulk_to_peer(size); }))) {
+        if (!record(state, ferry::bench::net::guarded<Timed>([&] {
+                        return dataset ? datasets_to_peer(size) : bulk_to_peer(size);
+                    }))) {
             break;
         }
     }
@@ -173,17 +228,47 @@ int ferry_bulk_sink(const std::vector<std::string>& args, Reporter report) {
     });
 }
 
+// argv: address max_message_bytes count window.
+int ferry_dataset_sink(const std::vector<std::string>& args, Reporter report) {
+    if (args.size() != 4) {
+        return 2;
+    }
+    auto node = ferry::bench::net::start_node(false);
+    auto rx = ferry::net::MessageReceiver::create(*node, k_bulk_name, std::stoul(args[3]),
+                                                  std::stoul(args[1]));
+    if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
+        return 2;
+    }
+    report('r');
+    return receive_all(std::stoull(args[2]), report, [&](std::uint64_t i) {
+        auto view = rx->receive_view();
+        if (!view) {
+            return -1;
+        }
+        const auto ds = view->dataset();
+        std::uint64_t seq = ~std::uint64_t{0};
+        if (ds && ds->size() == 1 && (*ds)[0].bytes().size() >= sizeof seq) {
+            std::memcpy(&seq, (*ds)[0].bytes().data(), sizeof seq);
+        }
+        view->release();
+        return seq == i ? 1 : 0;
+    });
+}
+
 [[maybe_unused]] const bool registered =
     ferry::bench::net::add_role("ferry_rate_sink", &ferry_rate_sink) &&
-    ferry::bench::net::add_role("ferry_bulk_sink", &ferry_bulk_sink);
+    ferry::bench::net::add_role("ferry_bulk_sink", &ferry_bulk_sink) &&
+    ferry::bench::net::add_role("ferry_dataset_sink", &ferry_dataset_sink);
 
 BENCHMARK(rate_ferry)->Name("rate/ferry/64B")->UseManualTime()->Iterations(1);
-BENCHMARK_CAPTURE(bandwidth_ferry, ferry_64KiB, 64 << 10)
-    ->Name("bandwidth/ferry/64KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_CAPTURE(bandwidth_ferry, ferry_4MiB, 4 << 20)
-    ->Name("bandwidth/ferry/4MiB")
-    ->UseManualTime()
-    ->Iterations(1);
+#define FERRY_NET_BANDWIDTH(side, param, size, dataset)                                            \
+    BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, dataset)                              \
+        ->Name("bandwidth/" #side "/" #param)                                                      \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, false);
+FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, false);
+FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, true);
+FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, true);
 } // namespace
