@@ -13,7 +13,7 @@
 // count) every window / 4 messages consumed, and the sender waits for credit before going
 // further. The same window bounds the sender's payload buffers (slot i % window).
 // Every raw row sleeps in poll while it waits (ucx.hpp, Waiting), as ferry's Node does;
-// rate/raw_am_spin/64B is the AM row with both sides spinning on ucp_worker_progress instead.
+// the *_spin rows are the AM rows with both sides spinning on ucp_worker_progress instead.
 // Timing: from the first timed send to the peer's "done" (after a warm-up of a quarter of the
 // messages); the parent progresses its worker while it waits, so its last sends go out.
 #include "../ipc/messages.hpp"
@@ -297,4 +297,6 @@ FERRY_NET_STREAM(rate, raw_am_spin, 64B, 64, false, spin);
 FERRY_NET_STREAM(rate, raw_tag, 64B, 64, true, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 64KiB, 64 << 10, false, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 4MiB, 4 << 20, false, sleep);
+FERRY_NET_STREAM(bandwidth, raw_am_spin, 64KiB, 64 << 10, false, spin);
+FERRY_NET_STREAM(bandwidth, raw_am_spin, 4MiB, 4 << 20, false, spin);
 } // namespace
