@@ -1,0 +1,274 @@
+// ferry's remote channels against the raw rows of raw_stream.cpp, in the same shapes
+// (shapes.hpp), between this process (a Node listening on 127.0.0.1) and its peer (a Node that
+// connects):
+//   rate/ferry/64B       net::ChannelSender<64-byte message> -> net::ChannelReceiver<message,
+//                        4096>: blocking send and receive, the capacity equal to the raw
+//                        baselines' window (ferry's credits do what the raw sender's window
+//                        does by hand)
+//   bandwidth/ferry/S    net::MessageSender::send(bytes) -> net::MessageReceiver with a pool of
+//                        16 (64KiB) or 4 (4MiB) buffers of S bytes, read in place
+//                        (receive_view, then release): the Dataset channel's transport without
+//                        the wire format, as the raw row moves bare payloads
+//   bandwidth/ferry_dataset/S  the Dataset channel proper: MessageSender::send(const Dataset&)
+//                        of a dataset holding one uint8 tensor of S bytes (serialised into
+//                        ferry's wire format, the payload copied once), received as a view and
+//                        parsed in place (MessageView::dataset)
+// The peer checks every sequence number (the payload's first 8 bytes), so a lost, duplicated or
+// reordered message voids the run. Timing and warm-up as the raw rows (peer.hpp, timed_stream).
+#include "../ipc/messages.hpp"
+#include "ferry_node.hpp"
+#include "peer.hpp"
+#include "shapes.hpp"
+
+#include <array>
+#include <benchmark/benchmark.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ferry/net/channel.hpp>
+#include <ferry/net/message_channel.hpp>
+#include <ferry/tensor/dataset.hpp>
+#include <ferry/tensor/wire_format.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+using ferry::bench::Message;
+using ferry::bench::message_of;
+using ferry::bench::record;
+using ferry::bench::Timed;
+using ferry::bench::value_of;
+using ferry::bench::net::ExecPeer;
+using ferry::bench::net::Reporter;
+using ferry::bench::net::shape_of;
+using ferry::bench::net::StreamShape;
+
+constexpr std::size_t k_rate_capacity = 4096; // shape_of(64).window
+using RateReceiver = ferry::net::ChannelReceiver<Message, k_rate_capacity>;
+using RateSender = ferry::net::ChannelSender<Message>;
+constexpr const char* k_rate_name = "bench-rate";
+constexpr const char* k_bulk_name = "bench-bulk";
+
+Timed failed(const std::string& why) {
+    Timed t;
+    t.error = why;
+    return t;
+}
+
+Timed rate_to_peer() {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    const StreamShape shape = shape_of(64);
+    auto node = ferry::bench::net::start_node(true);
+    ExecPeer peer(cpus.second, "ferry_rate_sink", {node->address(), std::to_string(shape.count)});
+    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
+    auto sender = RateSender::open(*node, them, k_rate_name);
+    if (!sender) {
+        return failed("ChannelSender::open failed, status " +
+                      std::to_string(static_cast<int>(sender.status())));
+    }
+    return ferry::bench::net::timed_stream(
+        peer, shape.count,
+        [&](std::uint64_t i) { return sender->send(message_of(i)) == ferry::Status::ok; },
+        [&](char what) { return peer.await(what); });
+}
+
+Timed bulk_to_peer(std::size_t size) {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    const StreamShape shape = shape_of(size);
+    auto node = ferry::bench::net::start_node(true);
+    ExecPeer peer(cpus.second, "ferry_bulk_sink",
+                  {node->address(), std::to_string(size), std::to_string(shape.count),
+                   std::to_string(shape.window)});
+    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
+    auto sender = ferry::net::MessageSender::open(*node, them, k_bulk_name);
+    if (!sender) {
+        return failed("MessageSender::open failed, status " +
+                      std::to_string(static_cast<int>(sender.status())));
+    }
+    std::vector<std::byte> storage;
+    std::byte* payload = ferry::bench::page_aligned(storage, size);
+    return ferry::bench::net::timed_stream(
+        peer, shape.count,
+        [&](std::uint64_t i) {
+            std::memcpy(payload, &i, sizeof i);
+            return sender->send(std::span<const std::byte>(payload, size)) == ferry::Status::ok;
+        },
+        [&](char what) { return peer.await(what); });
+}
+
+// A dataset of one uint8 tensor of `bytes` bytes, borrowed from a page-aligned buffer whose
+// first 8 bytes carry the sequence number.
+struct Source {
+    std::vector<std::byte> storage;
+    std::byte* payload;
+    std::array<std::int64_t, 1> dims;
+    ferry::Dataset ds;
+
+    explicit Source(std::size_t bytes)
+        : payload(ferry::bench::page_aligned(storage, bytes)), dims{static_cast<std::int64_t>(
+                                                                   bytes)} {
+        auto item = ferry::DataItem::borrow(ferry::TensorKind::tensor, dims.data(), dims.size(),
+                                            ferry::DType::uint8, payload, bytes);
+        if (!item || ds.add(std::move(*item)) != ferry::Status::ok) {
+            throw std::runtime_error("cannot make the benchmark dataset");
+        }
+    }
+    const ferry::Dataset& stamped(std::uint64_t i) noexcept {
+        std::memcpy(payload, &i, sizeof i);
+        return ds;
+    }
+};
+
+Timed datasets_to_peer(std::size_t size) {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    const StreamShape shape = shape_of(size);
+    Source source(size);
+    const std::size_t message = ferry::serialized_size(source.ds).value_or(0);
+    auto node = ferry::bench::net::start_node(true);
+    ExecPeer peer(cpus.second, "ferry_dataset_sink",
+                  {node->address(), std::to_string(message), std::to_string(shape.count),
+                   std::to_string(shape.window)});
+    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
+    auto sender = ferry::net::MessageSender::open(*node, them, k_bulk_name);
+    if (!sender) {
+        return failed("MessageSender::open failed, status " +
+                      std::to_string(static_cast<int>(sender.status())));
+    }
+    return ferry::bench::net::timed_stream(
+        peer, shape.count,
+        [&](std::uint64_t i) { return sender->send(source.stamped(i)) == ferry::Status::ok; },
+        [&](char what) { return peer.await(what); });
+}
+
+void rate_ferry(benchmark::State& state) {
+    for (auto _ : state) {
+        if (!record(state, ferry::bench::net::guarded<Timed>(rate_to_peer))) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(shape_of(64).count) * state.iterations());
+    state.SetBytesProcessed(static_cast<std::int64_t>(shape_of(64).count * 64) *
+                            state.iterations());
+}
+
+void bandwidth_ferry(benchmark::State& state, std::size_t size, bool dataset) {
+    const StreamShape shape = shape_of(size);
+    for (auto _ : state) {
+        if (!record(state, ferry::bench::net::guarded<Timed>([&] {
+                        return dataset ? datasets_to_peer(size) : bulk_to_peer(size);
+                    }))) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(shape.count) * state.iterations());
+    state.SetBytesProcessed(static_cast<std::int64_t>(shape.count * size) * state.iterations());
+}
+
+// The peer's receive loop: `take(i)` receives message i and says whether it was message i.
+template <typename Take>
+int receive_all(std::uint64_t count, Reporter report, Take take) {
+    const std::uint64_t warmup = count / 4;
+    bool in_order = true;
+    for (std::uint64_t i = 0; i < warmup + count; ++i) {
+        const int got = take(i);
+        if (got < 0) {
+            return 2;
+        }
+        in_order = in_order && got == 1;
+        if (i + 1 == warmup) {
+            report('w');
+        }
+    }
+    report('d');
+    return in_order ? 0 : 1;
+}
+
+// argv: address count.
+int ferry_rate_sink(const std::vector<std::string>& args, Reporter report) {
+    if (args.size() != 2) {
+        return 2;
+    }
+    auto node = ferry::bench::net::start_node(false);
+    auto rx = RateReceiver::create(*node, k_rate_name);
+    if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
+        return 2;
+    }
+    report('r');
+    return receive_all(std::stoull(args[1]), report, [&](std::uint64_t i) {
+        const auto m = rx->receive();
+        return !m ? -1 : value_of(*m) == i ? 1 : 0;
+    });
+}
+
+// argv: address size count window.
+int ferry_bulk_sink(const std::vector<std::string>& args, Reporter report) {
+    if (args.size() != 4) {
+        return 2;
+    }
+    const std::size_t size = std::stoul(args[1]);
+    auto node = ferry::bench::net::start_node(false);
+    auto rx = ferry::net::MessageReceiver::create(*node, k_bulk_name, std::stoul(args[3]), size);
+    if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
+        return 2;
+    }
+    report('r');
+    return receive_all(std::stoull(args[2]), report, [&](std::uint64_t i) {
+        auto view = rx->receive_view();
+        if (!view || view->bytes().size() != size) {
+            return -1;
+        }
+        std::uint64_t seq = 0;
+        std::memcpy(&seq, view->bytes().data(), sizeof seq);
+        view->release();
+        return seq == i ? 1 : 0;
+    });
+}
+
+// argv: address max_message_bytes count window.
+int ferry_dataset_sink(const std::vector<std::string>& args, Reporter report) {
+    if (args.size() != 4) {
+        return 2;
+    }
+    auto node = ferry::bench::net::start_node(false);
+    auto rx = ferry::net::MessageReceiver::create(*node, k_bulk_name, std::stoul(args[3]),
+                                                  std::stoul(args[1]));
+    if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
+        return 2;
+    }
+    report('r');
+    return receive_all(std::stoull(args[2]), report, [&](std::uint64_t i) {
+        auto view = rx->receive_view();
+        if (!view) {
+            return -1;
+        }
+        const auto ds = view->dataset();
+        std::uint64_t seq = ~std::uint64_t{0};
+        if (ds && ds->size() == 1 && (*ds)[0].bytes().size() >= sizeof seq) {
+            std::memcpy(&seq, (*ds)[0].bytes().data(), sizeof seq);
+        }
+        view->release();
+        return seq == i ? 1 : 0;
+    });
+}
+
+[[maybe_unused]] const bool registered =
+    ferry::bench::net::add_role("ferry_rate_sink", &ferry_rate_sink) &&
+    ferry::bench::net::add_role("ferry_bulk_sink", &ferry_bulk_sink) &&
+    ferry::bench::net::add_role("ferry_dataset_sink", &ferry_dataset_sink);
+
+BENCHMARK(rate_ferry)->Name("rate/ferry/64B")->UseManualTime()->Iterations(1);
+#define FERRY_NET_BANDWIDTH(side, param, size, dataset)                                            \
+    BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, dataset)                              \
+        ->Name("bandwidth/" #side "/" #param)                                                      \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, false);
+FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, false);
+FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, true);
+FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, true);
+} // namespace

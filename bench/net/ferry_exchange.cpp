@@ -1,0 +1,183 @@
+// ferry's AFD path between nodes against exchange/raw_put/S (raw_exchange.cpp), in the same
+// rounds:
+//   exchange/ferry/S  this process (the attention side) writes through a net::RemoteWindow onto
+//                     the region the peer's net::ExposedWindow exposed, with the afd::Window
+//                     calls AttentionToFfn makes: write(micro-batch), publish(flag) (a fence,
+//                     then the flag's put), ring(). The peer (the FFN side) waits on its own
+//                     memory with afd::DoorbellPark on the ExposedWindow's doorbell (the FFN
+//                     scheduler's wait policy with its defaults), checks the batch's first and
+//                     last 8 bytes, and answers with publish + ring into this process's
+//                     ExposedWindow, on which this process waits the same way. Both Nodes'
+//                     progress threads land the puts and ring the doorbells.
+// Not in the loop: AttentionToFfn's descriptor bookkeeping and the scheduler's group logic
+// around the wait (docs/performance/net.md, What the exchange row covers).
+#include "../ipc/messages.hpp"
+#include "ferry_node.hpp"
+#include "peer.hpp"
+#include "shapes.hpp"
+
+#include <atomic>
+#include <benchmark/benchmark.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ferry/afd/doorbell.hpp>
+#include <ferry/net/window.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+using ferry::bench::net::ExecPeer;
+using ferry::bench::net::k_rounds;
+using ferry::bench::net::Reporter;
+using ferry::bench::net::Rounds;
+using ferry::net::ExposedWindow;
+using ferry::net::Node;
+using ferry::net::PeerId;
+using ferry::net::RemoteWindow;
+
+constexpr std::size_t k_line = 64;
+
+// This process's exposed memory: `data` bytes, then the int32 flag on a line of its own.
+class Exposed {
+public:
+    Exposed(Node& node, std::size_t data) : data_(data) {
+        base_ = ferry::bench::page_aligned(storage_, data + k_line);
+        std::memset(base_, 0, data + k_line);
+        auto w = ExposedWindow::expose(node, std::span<std::byte>(base_, data + k_line));
+        if (!w) {
+            throw std::runtime_error("ExposedWindow::expose failed");
+        }
+        window_ = std::move(*w);
+    }
+    [[nodiscard]] const std::byte* data() const { return base_; }
+    // Waits (DoorbellPark with the FFN scheduler's defaults) until the flag shows `value`.
+    bool wait_for(std::int32_t value) {
+        const std::atomic_ref<std::int32_t> flag(*reinterpret_cast<std::int32_t*>(base_ + data_));
+        ferry::afd::DoorbellPark park(window_->doorbell());
+        const auto give_up = ferry::bench::clock::now() + std::chrono::minutes(1);
+        bool seen = false;
+        while (!seen && ferry::bench::clock::now() < give_up) {
+            park.prepare();
+            seen = flag.load(std::memory_order_acquire) == value;
+            if (!seen) {
+                park.pause_until(ferry::afd::Doorbell::clock::now() + std::chrono::seconds(1));
+            }
+        }
+        park.finish();
+        return seen;
+    }
+
+private:
+    std::size_t data_;
+    std::vector<std::byte> storage_;
+    std::byte* base_ = nullptr;
+    std::unique_ptr<ExposedWindow> window_;
+};
+
+// The other side's first exposed region as a RemoteWindow; null when it exposed none.
+std::unique_ptr<RemoteWindow> open_remote(Node& node, PeerId peer) {
+    if (peer == 0 || node.regions(peer).empty()) {
+        return nullptr;
+    }
+    auto w = RemoteWindow::open(node, peer, node.regions(peer).front().id);
+    return w ? std::move(*w) : nullptr;
+}
+
+// One publish through an afd::Window: data (when any), then the flag, then the ring.
+bool publish(RemoteWindow& to, std::span<const std::byte> data, std::int32_t flag) {
+    const ferry::afd::Window w = to.window();
+    const std::uint64_t base = to.region().base;
+    return (data.empty() || w.write(base, data) == ferry::Status::ok) &&
+           w.publish(base + data.size(), flag) == ferry::Status::ok &&
+           w.ring() == ferry::Status::ok;
+}
+
+Rounds exchange_with_peer(std::size_t size) {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    // The exposed memory outlives the Node, which may ring its doorbell until it stops.
+    std::unique_ptr<Exposed> exposed;
+    auto node = ferry::bench::net::start_node(true);
+    exposed = std::make_unique<Exposed>(*node, 0);
+    Exposed& answer = *exposed;
+    ExecPeer peer(cpus.second, "ferry_ffn",
+                  {node->address(), std::to_string(size), std::to_string(k_rounds / 4 + k_rounds)});
+    const auto remote = open_remote(*node, ferry::bench::net::accept_one(*node));
+    std::vector<std::byte> storage;
+    std::byte* batch = ferry::bench::page_aligned(storage, size);
+    return ferry::bench::net::timed_rounds(
+        peer, k_rounds,
+        [&](std::uint64_t r) {
+            std::memcpy(batch, &r, sizeof r);
+            std::memcpy(batch + size - sizeof r, &r, sizeof r);
+            const auto flag = static_cast<std::int32_t>(r);
+            return publish(*remote, std::span(batch, size), flag) && answer.wait_for(flag);
+        },
+        [&](char what) { return remote != nullptr && peer.await(what); });
+}
+
+void exchange_ferry(benchmark::State& state, std::size_t size) {
+    for (auto _ : state) {
+        Rounds rounds =
+            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size); });
+        if (!ferry::bench::net::record_rounds(state, rounds)) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
+    state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
+}
+
+// The peer (FFN side). argv: address size rounds. Exit 0 when every batch was whole before its
+// flag.
+int ferry_ffn(const std::vector<std::string>& args, Reporter report) {
+    if (args.size() != 3) {
+        return 2;
+    }
+    const std::size_t size = std::stoul(args[1]);
+    const auto rounds = static_cast<std::int32_t>(std::stol(args[2]));
+    std::unique_ptr<Exposed> exposed; // outlives the Node, as above
+    auto node = ferry::bench::net::start_node(false);
+    exposed = std::make_unique<Exposed>(*node, size);
+    Exposed& mine = *exposed;
+    const auto them = node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience));
+    const auto remote = them ? open_remote(*node, *them) : nullptr;
+    if (remote == nullptr) {
+        return 2;
+    }
+    report('r');
+    bool whole = true;
+    for (std::int32_t r = 1; r <= rounds; ++r) {
+        if (!mine.wait_for(r)) {
+            return 2;
+        }
+        std::uint64_t first = 0;
+        std::uint64_t last = 0;
+        std::memcpy(&first, mine.data(), sizeof first);
+        std::memcpy(&last, mine.data() + size - sizeof last, sizeof last);
+        whole = whole && first == static_cast<std::uint64_t>(r) &&
+                last == static_cast<std::uint64_t>(r);
+        if (!publish(*remote, {}, r)) {
+            return 2;
+        }
+    }
+    if (remote->flush(ferry::Timeout(std::chrono::seconds(10))) != ferry::Status::ok) {
+        return 2;
+    }
+    report('d');
+    return whole ? 0 : 1;
+}
+
+[[maybe_unused]] const bool registered = ferry::bench::net::add_role("ferry_ffn", &ferry_ffn);
+
+BENCHMARK_CAPTURE(exchange_ferry, ferry_1KiB, 1 << 10)
+    ->Name("exchange/ferry/1KiB")
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(exchange_ferry, ferry_56KiB, 8 * 7168)
+    ->Name("exchange/ferry/56KiB")
+    ->UseManualTime()
+    ->Iterations(1);
+} // namespace

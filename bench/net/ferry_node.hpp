@@ -1,0 +1,45 @@
+#pragma once
+// The ferry side of the net benchmarks: a Node per process with the same UCX settings as the
+// raw baselines (ucx.hpp; main() sets them in the environment, and they are repeated here as
+// the Node's own settings), the parent listening on 127.0.0.1 port 0, the peer connecting.
+
+#include <chrono>
+#include <ferry/net/node.hpp>
+#include <ferry/net/secret.hpp>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace ferry::bench::net {
+
+inline constexpr std::chrono::seconds k_connect_patience{30};
+
+// Throws std::runtime_error when the node cannot start.
+inline std::unique_ptr<ferry::net::Node> start_node(bool listen) {
+    ferry::net::NodeOptions options;
+    if (listen) {
+        options.listen = "127.0.0.1:0";
+    }
+    auto secret = ferry::net::Secret::from_bytes("ferry-bench-net");
+    if (!secret) {
+        throw std::runtime_error("bench-net: no secret");
+    }
+    options.secret = *secret;
+    options.ucx_settings = {{"TLS", "tcp"}, {"NET_DEVICES", "lo"}};
+    auto node = ferry::net::Node::start(std::move(options));
+    if (!node) {
+        throw std::runtime_error("bench-net: Node::start failed, status " +
+                                 std::to_string(static_cast<int>(node.status())));
+    }
+    return std::move(*node);
+}
+
+// The parent's side: the one peer that connected to `node`, 0 when none came in time.
+inline ferry::net::PeerId accept_one(ferry::net::Node& node) {
+    if (node.await_peers(1, Timeout(k_connect_patience)) != Status::ok || node.peers().empty()) {
+        return 0;
+    }
+    return node.peers().front();
+}
+
+} // namespace ferry::bench::net

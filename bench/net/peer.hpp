@@ -1,0 +1,246 @@
+#pragma once
+// The second process of the net benchmarks: this same executable, started again (fork + exec)
+// with a role argument and pinned to the second CPU while the parent keeps the first, as the
+// ipc benchmarks pin their forked peer (bench/ipc/harness.hpp). exec, not a bare fork: the
+// parent has UCX (and with ferry rows a Node's progress thread) running when it starts the
+// peer, and a forked copy of a threaded UCX process is not usable; the peer builds its own UCX
+// from scratch, as an unrelated process on another host would.
+//
+// The peer reports progress as single bytes on a pipe ('r' ready, 'w' warm, 'd' done) and its
+// verdict (sums, echoes) by its exit status; every figure is timed in the parent.
+
+#include "../channel/harness.hpp"
+#include "../ipc/harness.hpp"
+
+#include <benchmark/benchmark.h>
+#include <cerrno>
+#include <exception>
+#include <fcntl.h>
+#include <functional>
+#include <map>
+#include <poll.h>
+#include <sched.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace ferry::bench::net {
+
+// The first argument that makes this executable a peer: `--net-peer <fd> <role> <args...>`.
+inline constexpr const char* k_peer_flag = "--net-peer";
+
+// How a peer reports: one byte on the pipe inherited from the parent.
+class Reporter {
+public:
+    explicit Reporter(int fd) noexcept : fd_(fd) {}
+    void operator()(char what) const noexcept { (void)!::write(fd_, &what, 1); }
+
+private:
+    int fd_;
+};
+
+// A peer role: runs with the arguments after the role name; exit status 0 when its checks held,
+// 1 when the data was wrong, 2 when something failed.
+using Role = std::function<int(const std::vector<std::string>& args, Reporter report)>;
+
+inline std::map<std::string, Role>& roles() {
+    static std::map<std::string, Role> all;
+    return all;
+}
+
+// Registers a role at static initialisation: `const bool x = add_role("name", fn);`.
+inline bool add_role(const std::string& name, Role role) {
+    return roles().emplace(name, std::move(role)).second;
+}
+
+// The peer's side of main(): argv is `exe --net-peer <fd> <role> <args...>`.
+int run_peer(int argc, char** argv);
+
+// The parent's handle on a started peer.
+class ExecPeer {
+public:
+    static constexpr int k_patience_ms = 60'000;
+
+    // Starts `/proc/self/exe --net-peer <fd> <role> args...` pinned to `cpu`.
+    ExecPeer(int cpu, const std::string& role, const std::vector<std::string>& args) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) {
+            return;
+        }
+        // Everything exec needs is built before the fork: the child only makes system calls.
+        std::vector<std::string> words{"/proc/self/exe", k_peer_flag, std::to_string(fds[1]), role};
+        words.insert(words.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (auto& w : words) {
+            argv.push_back(w.data());
+        }
+        argv.push_back(nullptr);
+        cpu_set_t only;
+        CPU_ZERO(&only);
+        if (cpu >= 0) {
+            CPU_SET(cpu, &only);
+        }
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            if (cpu >= 0) {
+                (void)::sched_setaffinity(0, sizeof only, &only);
+            }
+            (void)::fcntl(fds[1], F_SETFD, 0); // the report pipe survives the exec
+            ::execv("/proc/self/exe", argv.data());
+            ::_exit(127);
+        }
+        ::close(fds[1]);
+        from_peer_ = pid_ > 0 ? fds[0] : (::close(fds[0]), -1);
+    }
+    ExecPeer(const ExecPeer&) = delete;
+    ExecPeer& operator=(const ExecPeer&) = delete;
+    ~ExecPeer() {
+        if (pid_ > 0) { // never kill(-1, ...)
+            ::kill(pid_, SIGKILL);
+            (void)finish();
+        }
+        if (from_peer_ >= 0) {
+            ::close(from_peer_);
+        }
+    }
+
+    // Waits up to `ms` for the byte `what`; false when it died, sent something else or hung.
+    bool await(char what, int ms = k_patience_ms) {
+        pollfd p{from_peer_, POLLIN, 0};
+        char got = 0;
+        return from_peer_ >= 0 && ::poll(&p, 1, ms) == 1 && ::read(from_peer_, &got, 1) == 1 &&
+               got == what;
+    }
+
+    // Whether the byte `what` is there now (a parent that must keep its worker progressing
+    // while it waits asks this between progress calls). A wrong byte or a closed pipe is an
+    // error: `failed` is set.
+    bool arrived(char what, bool& failed) {
+        pollfd p{from_peer_, POLLIN, 0};
+        if (::poll(&p, 1, 0) != 1) {
+            return false;
+        }
+        char got = 0;
+        failed = ::read(from_peer_, &got, 1) != 1 || got != what;
+        return !failed;
+    }
+
+    // The report pipe, for a parent that sleeps in poll until the peer reports.
+    [[nodiscard]] int fd() const noexcept { return from_peer_; }
+
+    // Reaps the peer: "" when it exited 0, otherwise what went wrong.
+    std::string finish() {
+        if (pid_ <= 0) {
+            return "fork failed";
+        }
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            return {};
+        }
+        if (WIFEXITED(status)) {
+            return WEXITSTATUS(status) == 1
+                       ? "peer: wrong data (sum, order or echo)"
+                       : "peer failed, exit status " + std::to_string(WEXITSTATUS(status));
+        }
+        return "peer killed by signal " + std::to_string(WTERMSIG(status));
+    }
+
+private:
+    pid_t pid_ = -1;
+    int from_peer_ = -1;
+};
+
+// Runs `run()` (a Timed or Rounds), turning an exception (UCX or a Node that could not start)
+// into a void run instead of letting it escape the benchmark.
+template <typename Result, typename Run>
+Result guarded(Run run) {
+    try {
+        return run();
+    } catch (const std::exception& e) {
+        Result r;
+        r.error = e.what();
+        return r;
+    }
+}
+
+// Seconds to stream `count` messages to the peer: send(i) sends message i; heard(c) waits for
+// the peer's byte c (a raw UCX parent progresses its worker meanwhile). The peer reports 'r'
+// when open, 'w' after an untimed warm-up of count / 4 messages, 'd' after `count` more; the
+// time runs from the first timed send to 'd'. ferry's and the baselines' rows all use it.
+template <typename Send, typename Heard>
+Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) {
+    const std::uint64_t warmup = count / 4;
+    bool ok = heard('r');
+    for (std::uint64_t i = 0; ok && i < warmup; ++i) {
+        ok = send(i);
+    }
+    ok = ok && heard('w');
+    const auto start = clock::now();
+    for (std::uint64_t i = 0; ok && i < count; ++i) {
+        ok = send(warmup + i);
+    }
+    ok = ok && heard('d');
+    const auto stop = clock::now();
+    Timed result;
+    result.error = peer.finish();
+    if (result.error.empty() && !ok) {
+        result.error = "a send failed or the peer did not report";
+    }
+    result.seconds = std::chrono::duration<double>(stop - start).count();
+    return result;
+}
+
+// Round trips of an exchange: `round(r)` runs round r (1, 2, ...) and returns when its answer
+// came. rounds / 4 untimed rounds first (after heard('r')), then `rounds` timed one by one;
+// heard('d') after the last. The times in microseconds, or why the run is void.
+struct Rounds {
+    std::vector<double> us;
+    std::string error;
+};
+
+template <typename Round, typename Heard>
+Rounds timed_rounds(ExecPeer& peer, std::uint64_t rounds, Round round, Heard heard) {
+    const std::uint64_t warmup = rounds / 4;
+    Rounds result;
+    bool ok = heard('r');
+    for (std::uint64_t r = 1; ok && r <= warmup; ++r) {
+        ok = round(r);
+    }
+    result.us.reserve(rounds);
+    for (std::uint64_t r = warmup + 1; ok && r <= warmup + rounds; ++r) {
+        const auto start = clock::now();
+        ok = round(r);
+        result.us.push_back(
+            std::chrono::duration<double, std::micro>(clock::now() - start).count());
+    }
+    ok = ok && heard('d');
+    result.error = peer.finish();
+    if (result.error.empty() && !ok) {
+        result.error = "a round failed or the peer did not report";
+    }
+    return result;
+}
+
+// Records a repetition of an exchange: total time as the iteration time, the median and p99
+// of its rounds as counters (the last repetition's; each repetition is its own JSON entry).
+inline bool record_rounds(benchmark::State& state, Rounds& rounds) {
+    if (!rounds.error.empty()) {
+        state.SkipWithError(rounds.error.c_str());
+        return false;
+    }
+    double total = 0;
+    for (const double us : rounds.us) {
+        total += us;
+    }
+    state.SetIterationTime(total / 1e6);
+    state.counters["p50_us"] = quantile(rounds.us, 0.5);
+    state.counters["p99_us"] = quantile(rounds.us, 0.99);
+    return true;
+}
+
+} // namespace ferry::bench::net
