@@ -102,6 +102,26 @@ def quartiles(values):
     return q[0], q[2]
 
 
+def figures_table(runs, comparisons, skip=(), extra=lambda measure, reps, values: ""):
+    """Every benchmark's own figure: median, IQR and min..max over its repetitions, in the unit
+    of the first comparison of its measure. Sides in `skip` (added baselines) are left out;
+    extra(measure, reps, values) is written after the median (an area's own detail)."""
+    lines = ["| benchmark | repetitions | median | IQR | min..max |", "|---|---:|---:|---:|---:|"]
+    for (measure, param), sides in sorted(runs.items()):
+        c = next((c for c in comparisons if c.measure == measure), None)
+        if c is None:
+            continue
+        for side, reps in sorted(sides.items()):
+            if side in skip:
+                continue
+            values = [absolute(run, c.metric) for run in reps.values()]
+            low, high = quartiles(values)
+            lines.append(f"| {measure}/{side}/{param} | {len(values)} | {statistics.median(values):.3g} "
+                         f"{c.unit}{extra(measure, reps, values)} | {low:.3g}..{high:.3g} "
+                         f"| {min(values):.3g}..{max(values):.3g} |")
+    return "\n".join(lines)
+
+
 def summarise(runs, comparisons=COMPARISONS):
     """A row per comparison and parameter for which both sides ran, in the order of
     `comparisons`, then of the parameter's name."""

@@ -66,23 +66,6 @@ def with_one_core(runs):
     return runs
 
 
-def figures_table(runs):
-    """Every benchmark's own figure: median, IQR and min..max over its repetitions."""
-    lines = ["| benchmark | repetitions | median | IQR | min..max |", "|---|---:|---:|---:|---:|"]
-    for (measure, param), sides in sorted(runs.items()):
-        c = next((c for c in COMPARISONS if c.measure == measure), None)
-        if c is None:
-            continue
-        for side, reps in sorted(sides.items()):
-            if side == ONE_CORE:
-                continue
-            values = [bench.absolute(run, c.metric) for run in reps.values()]
-            low, high = bench.quartiles(values)
-            lines.append(f"| {measure}/{side}/{param} | {len(values)} | {statistics.median(values):.3g} {c.unit} "
-                         f"| {low:.3g}..{high:.3g} | {min(values):.3g}..{max(values):.3g} |")
-    return "\n".join(lines)
-
-
 def main(argv):
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -99,7 +82,7 @@ def main(argv):
     else:
         print("No ferry rows in this run: the baselines' own figures only.")
     print()
-    print(figures_table(runs))
+    print(bench.figures_table(runs, COMPARISONS, skip=(ONE_CORE,)))
     return 0
 
 

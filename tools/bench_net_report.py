@@ -55,24 +55,13 @@ COMPARISONS = [
 ]
 
 
-def figures_table(runs):
-    """Every benchmark's own figure: median, min..max over its repetitions."""
-    lines = ["| benchmark | repetitions | median | IQR | min..max |", "|---|---:|---:|---:|---:|"]
-    for (measure, param), sides in sorted(runs.items()):
-        c = next((c for c in COMPARISONS if c.measure == measure), None)
-        if c is None:
-            continue
-        for side, reps in sorted(sides.items()):
-            values = [bench.absolute(run, c.metric) for run in reps.values()]
-            low, high = bench.quartiles(values)
-            extra = ""
-            if measure == "exchange":
-                p99 = statistics.median(run["p99_us"] for run in reps.values())
-                share = statistics.median(values) / LAYER_BUDGET_US
-                extra = f" (p99 {p99:.3g} us; {share:.0%} of a {LAYER_BUDGET_US} us layer)"
-            lines.append(f"| {measure}/{side}/{param} | {len(values)} | {statistics.median(values):.3g} "
-                         f"{c.unit}{extra} | {low:.3g}..{high:.3g} | {min(values):.3g}..{max(values):.3g} |")
-    return "\n".join(lines)
+def exchange_detail(measure, reps, values):
+    """After an exchange's median: its p99 and the share of one layer's budget it takes."""
+    if measure != "exchange":
+        return ""
+    p99 = statistics.median(run["p99_us"] for run in reps.values())
+    share = statistics.median(values) / LAYER_BUDGET_US
+    return f" (p99 {p99:.3g} us; {share:.0%} of a {LAYER_BUDGET_US} us layer)"
 
 
 def load_average(path):
@@ -98,7 +87,7 @@ def main(argv):
     else:
         print("No pairs in this run: the benchmarks' own figures only.")
     print()
-    print(figures_table(runs))
+    print(bench.figures_table(runs, COMPARISONS, extra=exchange_detail))
     return 0
 
 

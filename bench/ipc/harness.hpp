@@ -36,42 +36,16 @@ struct Timed {
     std::string error; // empty when the run is valid
 };
 
-// A forked child running `body(report)` on the second CPU of two_cpus() while the parent keeps
-// the first: the channel harness pins its two threads the same way, for the same reason (a
-// peer started next to its creator is moved only milliseconds later). fork without exec is
-// safe here: the benchmark process has one thread when it forks (every earlier benchmark has
-// joined its threads), and the child leaves through _exit, never through the parent's atexit
-// handlers or stdio buffers.
-class Peer {
+// The parent's handle on a peer process: the pipe it reports on by single bytes, and its
+// verdict by exit status. `wrong_data` is what exit status 1 means for that kind of peer.
+class PeerProcess {
 public:
     // How long the parent waits for any one byte from the peer before declaring it hung.
     static constexpr int k_patience_ms = 60'000;
 
-    template <typename Body>
-    Peer(int cpu, Body body) {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) {
-            return;
-        }
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::close(fds[0]);
-            const PinnedToCpu pinned(cpu);
-            int status = 3;
-            try {
-                status = body([fd = fds[1]](char what) { (void)!::write(fd, &what, 1); }) ? 0 : 1;
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "ipc bench peer: %s\n", e.what());
-                status = 2;
-            }
-            ::_exit(status);
-        }
-        ::close(fds[1]);
-        from_peer_ = pid_ > 0 ? fds[0] : (::close(fds[0]), -1);
-    }
-    Peer(const Peer&) = delete;
-    Peer& operator=(const Peer&) = delete;
-    ~Peer() {
+    PeerProcess(const PeerProcess&) = delete;
+    PeerProcess& operator=(const PeerProcess&) = delete;
+    ~PeerProcess() {
         if (pid_ > 0) { // never kill(-1, ...)
             ::kill(pid_, SIGKILL);
             (void)finish();
@@ -81,12 +55,12 @@ public:
         }
     }
 
-    // Waits for the byte `what` from the peer; false when it died, sent something else or hung.
-    bool await(char what) {
+    // Waits up to `ms` for the byte `what`; false when it died, sent something else or hung.
+    bool await(char what, int ms = k_patience_ms) {
         pollfd p{from_peer_, POLLIN, 0};
         char got = 0;
-        return from_peer_ >= 0 && ::poll(&p, 1, k_patience_ms) == 1 &&
-               ::read(from_peer_, &got, 1) == 1 && got == what;
+        return from_peer_ >= 0 && ::poll(&p, 1, ms) == 1 && ::read(from_peer_, &got, 1) == 1 &&
+               got == what;
     }
 
     // Reaps the peer: "" when it exited 0, otherwise what went wrong.
@@ -103,15 +77,57 @@ public:
         }
         if (WIFEXITED(status)) {
             return WEXITSTATUS(status) == 1
-                       ? "peer: wrong data (echo or checksum)"
+                       ? std::string(wrong_data_)
                        : "peer failed, exit status " + std::to_string(WEXITSTATUS(status));
         }
         return "peer killed by signal " + std::to_string(WTERMSIG(status));
     }
 
-private:
+protected:
+    explicit PeerProcess(const char* wrong_data) noexcept : wrong_data_(wrong_data) {}
+    // After the fork: keeps the child (pid <= 0 when fork failed) and the pipe's read end.
+    void started(pid_t pid, const int (&fds)[2]) {
+        ::close(fds[1]);
+        pid_ = pid;
+        from_peer_ = pid > 0 ? fds[0] : (::close(fds[0]), -1);
+    }
+
     pid_t pid_ = -1;
     int from_peer_ = -1;
+
+private:
+    const char* wrong_data_;
+};
+
+// A forked child running `body(report)` on the second CPU of two_cpus() while the parent keeps
+// the first: the channel harness pins its two threads the same way, for the same reason (a
+// peer started next to its creator is moved only milliseconds later). fork without exec is
+// safe here: the benchmark process has one thread when it forks (every earlier benchmark has
+// joined its threads), and the child leaves through _exit, never through the parent's atexit
+// handlers or stdio buffers.
+class Peer : public PeerProcess {
+public:
+    template <typename Body>
+    Peer(int cpu, Body body) : PeerProcess("peer: wrong data (echo or checksum)") {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) {
+            return;
+        }
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::close(fds[0]);
+            const PinnedToCpu pinned(cpu);
+            int status = 3;
+            try {
+                status = body([fd = fds[1]](char what) { (void)!::write(fd, &what, 1); }) ? 0 : 1;
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "ipc bench peer: %s\n", e.what());
+                status = 2;
+            }
+            ::_exit(status);
+        }
+        started(pid, fds);
+    }
 };
 
 // Seconds for `n` round trips, timed in this process: ping(i) sends i, waits for the echo and

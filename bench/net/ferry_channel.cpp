@@ -31,6 +31,7 @@
 #include <ferry/tensor/wire_format.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -56,47 +57,49 @@ Timed failed(const std::string& why) {
     return t;
 }
 
+// Streams `count` messages to the peer started on `cpu` as `role` (its arguments: this node's
+// address, then `args`) through an `S` opened on `name`: send(sender, i) sends message i.
+template <typename S, typename Send>
+Timed stream_to_peer(int cpu, const char* role, std::vector<std::string> args, const char* name,
+                     std::uint64_t count, Send send) {
+    auto node = ferry::bench::net::start_node(true);
+    args.insert(args.begin(), node->address());
+    ExecPeer peer(cpu, role, args);
+    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
+    auto sender = S::open(*node, them, name);
+    if (!sender) {
+        const char* kind =
+            std::is_same_v<S, ferry::net::MessageSender> ? "MessageSender" : "ChannelSender";
+        return failed(std::string(kind) + "::open failed, status " +
+                      std::to_string(static_cast<int>(sender.status())));
+    }
+    return ferry::bench::net::timed_stream(
+        peer, count, [&](std::uint64_t i) { return send(*sender, i) == ferry::Status::ok; },
+        [&](char what) { return peer.await(what); });
+}
+
 Timed rate_to_peer() {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     const StreamShape shape = shape_of(64);
-    auto node = ferry::bench::net::start_node(true);
-    ExecPeer peer(cpus.second, "ferry_rate_sink", {node->address(), std::to_string(shape.count)});
-    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
-    auto sender = RateSender::open(*node, them, k_rate_name);
-    if (!sender) {
-        return failed("ChannelSender::open failed, status " +
-                      std::to_string(static_cast<int>(sender.status())));
-    }
-    return ferry::bench::net::timed_stream(
-        peer, shape.count,
-        [&](std::uint64_t i) { return sender->send(message_of(i)) == ferry::Status::ok; },
-        [&](char what) { return peer.await(what); });
+    return stream_to_peer<RateSender>(
+        cpus.second, "ferry_rate_sink", {std::to_string(shape.count)}, k_rate_name, shape.count,
+        [](RateSender& sender, std::uint64_t i) { return sender.send(message_of(i)); });
 }
 
 Timed bulk_to_peer(std::size_t size) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     const StreamShape shape = shape_of(size);
-    auto node = ferry::bench::net::start_node(true);
-    ExecPeer peer(cpus.second, "ferry_bulk_sink",
-                  {node->address(), std::to_string(size), std::to_string(shape.count),
-                   std::to_string(shape.window)});
-    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
-    auto sender = ferry::net::MessageSender::open(*node, them, k_bulk_name);
-    if (!sender) {
-        return failed("MessageSender::open failed, status " +
-                      std::to_string(static_cast<int>(sender.status())));
-    }
     std::vector<std::byte> storage;
     std::byte* payload = ferry::bench::page_aligned(storage, size);
-    return ferry::bench::net::timed_stream(
-        peer, shape.count,
-        [&](std::uint64_t i) {
+    return stream_to_peer<ferry::net::MessageSender>(
+        cpus.second, "ferry_bulk_sink",
+        {std::to_string(size), std::to_string(shape.count), std::to_string(shape.window)},
+        k_bulk_name, shape.count, [&](ferry::net::MessageSender& sender, std::uint64_t i) {
             std::memcpy(payload, &i, sizeof i);
-            return sender->send(std::span<const std::byte>(payload, size)) == ferry::Status::ok;
-        },
-        [&](char what) { return peer.await(what); });
+            return sender.send(std::span<const std::byte>(payload, size));
+        });
 }
 
 // A dataset of one uint8 tensor of `bytes` bytes, borrowed from a page-aligned buffer whose
@@ -128,20 +131,12 @@ Timed datasets_to_peer(std::size_t size) {
     const StreamShape shape = shape_of(size);
     Source source(size);
     const std::size_t message = ferry::serialized_size(source.ds).value_or(0);
-    auto node = ferry::bench::net::start_node(true);
-    ExecPeer peer(cpus.second, "ferry_dataset_sink",
-                  {node->address(), std::to_string(message), std::to_string(shape.count),
-                   std::to_string(shape.window)});
-    const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
-    auto sender = ferry::net::MessageSender::open(*node, them, k_bulk_name);
-    if (!sender) {
-        return failed("MessageSender::open failed, status " +
-                      std::to_string(static_cast<int>(sender.status())));
-    }
-    return ferry::bench::net::timed_stream(
-        peer, shape.count,
-        [&](std::uint64_t i) { return sender->send(source.stamped(i)) == ferry::Status::ok; },
-        [&](char what) { return peer.await(what); });
+    return stream_to_peer<ferry::net::MessageSender>(
+        cpus.second, "ferry_dataset_sink",
+        {std::to_string(message), std::to_string(shape.count), std::to_string(shape.window)},
+        k_bulk_name, shape.count, [&](ferry::net::MessageSender& sender, std::uint64_t i) {
+            return sender.send(source.stamped(i));
+        });
 }
 
 void rate_ferry(benchmark::State& state) {

@@ -58,13 +58,12 @@ inline bool add_role(const std::string& name, Role role) {
 // The peer's side of main(): argv is `exe --net-peer <fd> <role> <args...>`.
 int run_peer(int argc, char** argv);
 
-// The parent's handle on a started peer.
-class ExecPeer {
+// The parent's handle on a started peer (the pipe, await and finish are the ipc peer's).
+class ExecPeer : public PeerProcess {
 public:
-    static constexpr int k_patience_ms = 60'000;
-
     // Starts `/proc/self/exe --net-peer <fd> <role> args...` pinned to `cpu`.
-    ExecPeer(int cpu, const std::string& role, const std::vector<std::string>& args) {
+    ExecPeer(int cpu, const std::string& role, const std::vector<std::string>& args)
+        : PeerProcess("peer: wrong data (sum, order or echo)") {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) {
             return;
@@ -82,8 +81,8 @@ public:
         if (cpu >= 0) {
             CPU_SET(cpu, &only);
         }
-        pid_ = ::fork();
-        if (pid_ == 0) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
             if (cpu >= 0) {
                 (void)::sched_setaffinity(0, sizeof only, &only);
             }
@@ -91,27 +90,7 @@ public:
             ::execv("/proc/self/exe", argv.data());
             ::_exit(127);
         }
-        ::close(fds[1]);
-        from_peer_ = pid_ > 0 ? fds[0] : (::close(fds[0]), -1);
-    }
-    ExecPeer(const ExecPeer&) = delete;
-    ExecPeer& operator=(const ExecPeer&) = delete;
-    ~ExecPeer() {
-        if (pid_ > 0) { // never kill(-1, ...)
-            ::kill(pid_, SIGKILL);
-            (void)finish();
-        }
-        if (from_peer_ >= 0) {
-            ::close(from_peer_);
-        }
-    }
-
-    // Waits up to `ms` for the byte `what`; false when it died, sent something else or hung.
-    bool await(char what, int ms = k_patience_ms) {
-        pollfd p{from_peer_, POLLIN, 0};
-        char got = 0;
-        return from_peer_ >= 0 && ::poll(&p, 1, ms) == 1 && ::read(from_peer_, &got, 1) == 1 &&
-               got == what;
+        started(pid, fds);
     }
 
     // Whether the byte `what` is there now (a parent that must keep its worker progressing
@@ -129,30 +108,6 @@ public:
 
     // The report pipe, for a parent that sleeps in poll until the peer reports.
     [[nodiscard]] int fd() const noexcept { return from_peer_; }
-
-    // Reaps the peer: "" when it exited 0, otherwise what went wrong.
-    std::string finish() {
-        if (pid_ <= 0) {
-            return "fork failed";
-        }
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-        pid_ = -1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-            return {};
-        }
-        if (WIFEXITED(status)) {
-            return WEXITSTATUS(status) == 1
-                       ? "peer: wrong data (sum, order or echo)"
-                       : "peer failed, exit status " + std::to_string(WEXITSTATUS(status));
-        }
-        return "peer killed by signal " + std::to_string(WTERMSIG(status));
-    }
-
-private:
-    pid_t pid_ = -1;
-    int from_peer_ = -1;
 };
 
 // Runs `run()` (a Timed or Rounds), turning an exception (UCX or a Node that could not start)

@@ -69,16 +69,17 @@ inline std::string helper_path(const char* env = "FERRY_IPC_HELPER",
 class Child {
 public:
     explicit Child(std::initializer_list<std::string> args) : Child(helper_path(), args) {}
-    Child(const std::string& path, std::initializer_list<std::string> args) {
+    Child(const std::string& path, std::initializer_list<std::string> args)
+        : Child(path, std::vector<std::string>(args)) {}
+    Child(const std::string& path, std::vector<std::string> args) {
         int in[2];
         int out[2];
         if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
             std::abort();
         }
-        std::vector<std::string> storage{path};
-        storage.insert(storage.end(), args.begin(), args.end());
+        args.insert(args.begin(), path);
         std::vector<char*> argv;
-        for (auto& s : storage) {
+        for (auto& s : args) {
             argv.push_back(s.data());
         }
         argv.push_back(nullptr);
@@ -107,6 +108,11 @@ public:
 
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
 
+    // Writes `line` and '\n' to the child's stdin.
+    void write_line(const std::string& line) {
+        const std::string text = line + "\n";
+        [[maybe_unused]] const auto n = ::write(to_child_, text.data(), text.size());
+    }
     // The next line the child writes (without '\n'); "" on EOF or after `limit`.
     std::string read_line(std::chrono::milliseconds limit = std::chrono::seconds(20)) {
         std::string line;

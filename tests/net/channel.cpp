@@ -37,6 +37,39 @@ std::unique_ptr<ferry::net::Node> listening_node() {
     return node;
 }
 
+// A helper serving a receiver of capacity k_small under `name`, and a node (not listening)
+// connected to it as `peer`.
+struct Served {
+    Child child;
+    std::unique_ptr<ferry::net::Node> node;
+    ferry::net::PeerId peer = 0;
+
+    explicit Served(const std::string& name) : child(helper({"serve", name})) {
+        const std::string address = child.read_line();
+        REQUIRE(child.read_line() == "ready");
+        node = net_test::start_node(false);
+        REQUIRE(node);
+        auto connected = node->connect(address, k_bound);
+        REQUIRE(connected);
+        peer = *connected;
+    }
+};
+
+// Kills `child`, whose death the thread `waiter` waits on in a channel call (blocked there when
+// `parked`), joins it and checks that the call answered peer_lost (`got`) within k_loss_bound.
+void kill_and_check_loss(Child& child, std::thread& waiter, bool parked,
+                         const std::atomic<Status>& got, const char* seen) {
+    const auto killed = Clock::now();
+    child.kill();
+    waiter.join();
+    const auto took = Clock::now() - killed;
+    REQUIRE(parked);
+    CHECK(got == Status::peer_lost);
+    CHECK(took < k_loss_bound);
+    WARN(seen << " after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+              << " ms");
+}
+
 // Receives `count` messages and checks each: per producer, sequences 0, 1, 2, ... in order with
 // a valid checksum. Returns the next expected sequence of each producer (1 and 2).
 template <typename Receiver>
@@ -188,15 +221,7 @@ TEST_CASE("net channel: kill -9 of a sender: the receiver drains what arrived, t
         got = channel->receive_for(k_bound).status();
     });
     const bool parked = poll_for([&] { return drained == 5 && channel->blocked() >= 1; });
-    const auto killed = Clock::now();
-    child.kill();
-    receiver.join();
-    const auto took = Clock::now() - killed;
-    REQUIRE(parked);
-    CHECK(got == Status::peer_lost);
-    CHECK(took < k_loss_bound);
-    WARN("receiver saw the sender's death after "
-         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    kill_and_check_loss(child, receiver, parked, got, "receiver saw the sender's death");
     CHECK(channel->lost());
     CHECK(channel->try_receive().status() == Status::peer_lost); // sticky
 }
@@ -204,14 +229,8 @@ TEST_CASE("net channel: kill -9 of a sender: the receiver drains what arrived, t
 TEST_CASE("net channel: kill -9 of the receiver: a blocked sender answers peer_lost within the "
           "bound; timeouts are never early",
           "[net]") {
-    Child child = helper({"serve", "victim"});
-    const std::string address = child.read_line();
-    REQUIRE(child.read_line() == "ready");
-    auto node = net_test::start_node(false);
-    REQUIRE(node);
-    auto peer = node->connect(address, k_bound);
-    REQUIRE(peer);
-    auto sender = net_test::Sender::open(*node, *peer, "victim");
+    Served served("victim");
+    auto sender = net_test::Sender::open(*served.node, served.peer, "victim");
     REQUIRE(sender);
     std::uint64_t sent = 0;
     while (sender->try_send(make_message(sent, 1)) == Status::ok) {
@@ -226,15 +245,7 @@ TEST_CASE("net channel: kill -9 of the receiver: a blocked sender answers peer_l
     std::atomic<Status> got{Status::ok};
     std::thread blocked([&] { got = sender->send_for(make_message(sent, 1), k_bound); });
     const bool parked = poll_for([&] { return sender->blocked() >= 1; });
-    const auto killed = Clock::now();
-    child.kill();
-    blocked.join();
-    const auto took = Clock::now() - killed;
-    REQUIRE(parked);
-    CHECK(got == Status::peer_lost);
-    CHECK(took < k_loss_bound);
-    WARN("sender saw the receiver's death after "
-         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    kill_and_check_loss(served.child, blocked, parked, got, "sender saw the receiver's death");
     CHECK(sender->lost());
     CHECK(sender->try_send(make_message(0, 1)) == Status::peer_lost); // sticky
 }
@@ -242,29 +253,25 @@ TEST_CASE("net channel: kill -9 of the receiver: a blocked sender answers peer_l
 TEST_CASE("net channel: an open the receiver cannot take is refused with a clear status, and "
           "nothing changes",
           "[net]") {
-    Child child = helper({"serve", "served"});
-    const std::string address = child.read_line();
-    REQUIRE(child.read_line() == "ready");
-    auto node = net_test::start_node(false);
-    REQUIRE(node);
-    auto peer = node->connect(address, k_bound);
-    REQUIRE(peer);
+    Served served("served");
     using Wide = ferry::net::ChannelSender<std::array<std::uint64_t, 5>>;
-    CHECK(net_test::Sender::open(*node, *peer, "no-such").status() == Status::invalid_file);
-    CHECK(Wide::open(*node, *peer, "served").status() == Status::unsupported_data_type);
-    CHECK(ferry::net::MessageSender::open(*node, *peer, "served").status() ==
+    CHECK(net_test::Sender::open(*served.node, served.peer, "no-such").status() ==
+          Status::invalid_file);
+    CHECK(Wide::open(*served.node, served.peer, "served").status() ==
           Status::unsupported_data_type);
-    CHECK(net_test::Sender::open(*node, *peer, "").status() == Status::invalid_param);
-    CHECK(net_test::Sender::open(*node, 4242, "served").status() == Status::peer_lost);
+    CHECK(ferry::net::MessageSender::open(*served.node, served.peer, "served").status() ==
+          Status::unsupported_data_type);
+    CHECK(net_test::Sender::open(*served.node, served.peer, "").status() == Status::invalid_param);
+    CHECK(net_test::Sender::open(*served.node, 4242, "served").status() == Status::peer_lost);
     // The connection survived the refusals, and the channel took no sender: a good open gets
     // every credit.
-    auto sender = net_test::Sender::open(*node, *peer, "served");
+    auto sender = net_test::Sender::open(*served.node, served.peer, "served");
     REQUIRE(sender);
     CHECK(sender->credits() == net_test::k_small);
     CHECK(sender->try_send(make_message(0, 1)) == Status::ok);
-    CHECK(node->refusals() == 0);
-    child.release();
-    CHECK(child.wait_exit() == 0);
+    CHECK(served.node->refusals() == 0);
+    served.child.release();
+    CHECK(served.child.wait_exit() == 0);
 }
 
 TEST_CASE("net channel: a second receiver under the same name on one node is refused", "[net]") {

@@ -60,82 +60,79 @@ Connected connect_to(const std::string& address) {
     return c;
 }
 
-int send_all(const std::string& address, const std::string& name, std::uint32_t id,
-             std::uint64_t count) {
+// Connects to `address`, opens an `S` on `name` and returns body(sender), the sender living
+// only as long as the connection; fail()'s code when either step fails.
+template <typename S, typename Body>
+int with_sender(const std::string& address, const std::string& name, Body body) {
     auto c = connect_to(address);
     if (c.peer == 0) {
         return fail("connect", Status::failure);
     }
-    auto sender = Sender::open(*c.node, c.peer, name);
+    auto sender = S::open(*c.node, c.peer, name);
     if (!sender) {
         return fail("open", sender.status());
     }
-    for (std::uint64_t i = 0; i < count; ++i) {
-        if (const Status s = sender->send_for(make_message(i, id), 20s); s != Status::ok) {
-            say("send " + code(s));
-            return 4;
+    return body(*sender);
+}
+
+int send_all(const std::string& address, const std::string& name, std::uint32_t id,
+             std::uint64_t count) {
+    return with_sender<Sender>(address, name, [&](Sender& sender) {
+        for (std::uint64_t i = 0; i < count; ++i) {
+            if (const Status s = sender.send_for(make_message(i, id), 20s); s != Status::ok) {
+                say("send " + code(s));
+                return 4;
+            }
         }
-    }
-    say("sent " + std::to_string(count));
-    hold();
-    return 0;
+        say("sent " + std::to_string(count));
+        hold();
+        return 0;
+    });
 }
 
 int fill(const std::string& address, const std::string& name) {
-    auto c = connect_to(address);
-    if (c.peer == 0) {
-        return fail("connect", Status::failure);
-    }
-    auto sender = Sender::open(*c.node, c.peer, name);
-    if (!sender) {
-        return fail("open", sender.status());
-    }
-    // Credits may still move between the senders (a recall) while they fill: every send that
-    // answers ok is counted, and the parent adds them up.
-    std::uint64_t sent = 0;
-    while (sender->try_send(make_message(sent, 0)) == Status::ok) {
-        ++sent;
-    }
-    Status timed = Status::ok;
-    while ((timed = sender->send_for(make_message(sent, 0), 20ms)) == Status::ok) {
-        ++sent;
-    }
-    say("filled " + std::to_string(sent));
-    say("timed " + code(timed));
-    std::thread watcher([&] {
-        if (ipc_test::poll_for([&] { return sender->blocked() >= 1; })) {
-            say("blocked");
+    return with_sender<Sender>(address, name, [&](Sender& sender) {
+        // Credits may still move between the senders (a recall) while they fill: every send that
+        // answers ok is counted, and the parent adds them up.
+        std::uint64_t sent = 0;
+        while (sender.try_send(make_message(sent, 0)) == Status::ok) {
+            ++sent;
         }
+        Status timed = Status::ok;
+        while ((timed = sender.send_for(make_message(sent, 0), 20ms)) == Status::ok) {
+            ++sent;
+        }
+        say("filled " + std::to_string(sent));
+        say("timed " + code(timed));
+        std::thread watcher([&] {
+            if (ipc_test::poll_for([&] { return sender.blocked() >= 1; })) {
+                say("blocked");
+            }
+        });
+        std::uint64_t more = 0;
+        Status s = Status::ok;
+        while ((s = sender.send(make_message(sent + more, 0))) == Status::ok) {
+            ++more;
+        }
+        watcher.join();
+        say("send " + code(s) + " " + std::to_string(more));
+        return 0;
     });
-    std::uint64_t more = 0;
-    Status s = Status::ok;
-    while ((s = sender->send(make_message(sent + more, 0))) == Status::ok) {
-        ++more;
-    }
-    watcher.join();
-    say("send " + code(s) + " " + std::to_string(more));
-    return 0;
 }
 
 int stopper(const std::string& address, const std::string& name, std::uint64_t count) {
-    auto c = connect_to(address);
-    if (c.peer == 0) {
-        return fail("connect", Status::failure);
-    }
-    auto sender = Sender::open(*c.node, c.peer, name);
-    if (!sender) {
-        return fail("open", sender.status());
-    }
-    for (std::uint64_t i = 0; i < count; ++i) {
-        if (const Status s = sender->send_for(make_message(i, 1), 20s); s != Status::ok) {
-            return fail("send", s);
+    return with_sender<Sender>(address, name, [&](Sender& sender) {
+        for (std::uint64_t i = 0; i < count; ++i) {
+            if (const Status s = sender.send_for(make_message(i, 1), 20s); s != Status::ok) {
+                return fail("send", s);
+            }
         }
-    }
-    say("sent");
-    hold();
-    sender->stop();
-    say("stopped");
-    return 0;
+        say("sent");
+        hold();
+        sender.stop();
+        say("stopped");
+        return 0;
+    });
 }
 
 int serve(const std::string& name) {
@@ -154,27 +151,23 @@ int serve(const std::string& name) {
 }
 
 int datasets(const std::string& address, const std::string& name) {
-    auto c = connect_to(address);
-    if (c.peer == 0) {
-        return fail("connect", Status::failure);
-    }
-    auto sender = ferry::net::MessageSender::open(*c.node, c.peer, name);
-    if (!sender) {
-        return fail("open", sender.status());
-    }
-    for (std::size_t i = 0; i < std::size(k_dataset_sizes); ++i) {
-        const Status s = sender->send_for(make_sized_dataset(k_dataset_sizes[i], i), 20s);
-        if (s != Status::ok) {
-            return fail("send", s);
-        }
-    }
-    say("oversize " + code(sender->send(make_sized_dataset(k_max_message, 7), 20s)));
-    if (const Status s = sender->send_for(make_sized_dataset(64, 99), 20s); s != Status::ok) {
-        return fail("send", s);
-    }
-    say("sent");
-    hold();
-    return 0;
+    return with_sender<ferry::net::MessageSender>(
+        address, name, [&](ferry::net::MessageSender& sender) {
+            for (std::size_t i = 0; i < std::size(k_dataset_sizes); ++i) {
+                const Status s = sender.send_for(make_sized_dataset(k_dataset_sizes[i], i), 20s);
+                if (s != Status::ok) {
+                    return fail("send", s);
+                }
+            }
+            say("oversize " + code(sender.send(make_sized_dataset(k_max_message, 7), 20s)));
+            if (const Status s = sender.send_for(make_sized_dataset(64, 99), 20s);
+                s != Status::ok) {
+                return fail("send", s);
+            }
+            say("sent");
+            hold();
+            return 0;
+        });
 }
 
 } // namespace
