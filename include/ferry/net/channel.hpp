@@ -24,8 +24,7 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
-#include <ferry/net/detail/channel_receiver.hpp>
-#include <ferry/net/detail/channel_sender.hpp>
+#include <ferry/net/detail/channel_handle.hpp>
 #include <ferry/net/node.hpp>
 #include <memory>
 #include <new>
@@ -45,15 +44,9 @@ concept NetSendable =
     std::is_trivially_copyable_v<T> && std::is_object_v<T> && !std::is_const_v<T> &&
     sizeof(T) <= k_max_typed_bytes;
 
-namespace detail {
-// A channel name: 1 to k_max_name_bytes bytes (any bytes; it travels in the OPEN).
-[[nodiscard]] constexpr bool valid_channel_name(std::string_view name) noexcept {
-    return !name.empty() && name.size() <= k_max_name_bytes;
-}
-} // namespace detail
-
 template <NetSendable T, std::size_t Capacity>
-requires(is_valid_channel_capacity(Capacity)) class ChannelReceiver {
+requires(is_valid_channel_capacity(Capacity)) class ChannelReceiver
+    : public detail::ReceiverHandle {
 public:
     using value_type = T;
     using clock = Timeout::clock;
@@ -63,42 +56,15 @@ public:
     // FNV-1a hash (the name itself, or a colliding one); bad_alloc. The node must outlive it.
     [[nodiscard]] static Result<ChannelReceiver> create(Node& node,
                                                         std::string_view name) noexcept {
-        if (!detail::valid_channel_name(name)) {
-            return Status::invalid_param;
+        auto state = serve(node, name, detail::Flavor::typed, sizeof(T), Capacity);
+        if (!state) {
+            return state.status();
         }
-        try {
-            auto state = std::make_shared<detail::ReceiverState>(
-                node, std::string(name), detail::Flavor::typed, sizeof(T), Capacity);
-            if (const Status s = state->serve(); s != Status::ok) {
-                return s;
-            }
-            return ChannelReceiver(std::move(state));
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
-        }
+        return ChannelReceiver(std::move(*state));
     }
 
-    ChannelReceiver(ChannelReceiver&&) noexcept = default;
-    ChannelReceiver& operator=(ChannelReceiver&& other) noexcept {
-        if (this != &other) {
-            close();
-            state_ = std::move(other.state_);
-        }
-        return *this;
-    }
-    ChannelReceiver(const ChannelReceiver&) = delete;
-    ChannelReceiver& operator=(const ChannelReceiver&) = delete;
-    ~ChannelReceiver() { close(); }
-
-    // Stops the channel (its senders answer stopped) and stops serving the name. Idempotent;
-    // later calls answer uninitialized.
-    void close() noexcept {
-        if (state_) {
-            guarded([&] { state_->leave(); });
-            state_.reset();
-        }
-    }
-    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+    // Move-only; close, is_open, stop, stopped, lost, size, empty, blocked and senders come
+    // from detail::ReceiverHandle (closing stops the channel and stops serving the name).
 
     // ---- receive ----------------------------------------------------------------------------
     Result<T> receive(Timeout timeout = forever) noexcept {
@@ -118,39 +84,13 @@ public:
         return receive_bytes(&out, detail::Deadline::of(timeout));
     }
 
-    // ---- stop / size ------------------------------------------------------------------------
-    // Sticky; tells every sender (their blocked and later sends answer stopped) and wakes this
-    // side's blocked receivers, which drain what arrived and then answer stopped.
-    void stop() noexcept {
-        if (state_) {
-            guarded([&] { state_->stop(); });
-        }
-    }
-    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
-    // True once a sender's node was lost (sticky): receive answers peer_lost once drained.
-    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
-    // Messages arrived and not yet received (a rendezvous still landing counts).
-    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->size() : 0; }
-    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    // ---- size -------------------------------------------------------------------------------
     [[nodiscard]] static constexpr std::size_t capacity() noexcept { return Capacity; }
-    // This process's calls parked in receive (after their spin phase).
-    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
-    // Senders that opened and have not closed or been lost.
-    [[nodiscard]] std::size_t senders() const noexcept { return state_ ? state_->senders() : 0; }
 
 private:
     explicit ChannelReceiver(std::shared_ptr<detail::ReceiverState> s) noexcept
-        : state_(std::move(s)) {}
+        : ReceiverHandle(std::move(s)) {}
 
-    template <typename F>
-    static Status guarded(F f) noexcept {
-        try {
-            f();
-            return Status::ok;
-        } catch (const std::bad_alloc&) { // a control message could not be queued
-            return Status::bad_alloc;
-        }
-    }
     Status receive_bytes(void* out, detail::Deadline d) noexcept {
         if (!state_) {
             return Status::uninitialized;
@@ -175,12 +115,10 @@ private:
         return s == Status::ok ? Result<T>(*std::launder(reinterpret_cast<T*>(storage)))
                                : Result<T>(s);
     }
-
-    std::shared_ptr<detail::ReceiverState> state_;
 };
 
 template <NetSendable T>
-class ChannelSender {
+class ChannelSender : public detail::SenderHandle {
 public:
     using value_type = T;
     using clock = Timeout::clock;
@@ -193,49 +131,15 @@ public:
     [[nodiscard]] static Result<ChannelSender>
     open(Node& node, PeerId peer, std::string_view name,
          Timeout wait = std::chrono::seconds(5)) noexcept {
-        if (!detail::valid_channel_name(name)) {
-            return Status::invalid_param;
+        auto state = open_state(node, peer, name, detail::Flavor::typed, sizeof(T), wait);
+        if (!state) {
+            return state.status();
         }
-        try {
-            auto state =
-                std::make_shared<detail::SenderState>(node, peer, detail::Flavor::typed, sizeof(T));
-            const Status s = state->open(std::string(name), detail::Deadline::of(wait));
-            if (s != Status::ok) {
-                state->leave();
-                return s;
-            }
-            return ChannelSender(std::move(state));
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
-        }
+        return ChannelSender(std::move(*state));
     }
 
-    ChannelSender(ChannelSender&&) noexcept = default;
-    ChannelSender& operator=(ChannelSender&& other) noexcept {
-        if (this != &other) {
-            close();
-            state_ = std::move(other.state_);
-        }
-        return *this;
-    }
-    ChannelSender(const ChannelSender&) = delete;
-    ChannelSender& operator=(const ChannelSender&) = delete;
-    ~ChannelSender() { close(); }
-
-    // Leaves the channel (not a stop: the receiver and other senders go on); its unused
-    // credits go back to the receiver. Waits (at most 1 s) until the receiver took the CLOSE,
-    // so that a process that closes and exits is not taken for lost. Idempotent; later calls
-    // answer uninitialized.
-    void close() noexcept {
-        if (state_) {
-            try {
-                state_->leave();
-            } catch (const std::bad_alloc&) { // the CLOSE could not be queued: credits stay lent
-            }
-            state_.reset();
-        }
-    }
-    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+    // Move-only; close (leaves the channel, not a stop), is_open, stop, stopped, lost,
+    // capacity, credits and blocked come from detail::SenderHandle.
 
     // ---- send -------------------------------------------------------------------------------
     // ok once the message is handed to UCX with a credit (it will be delivered unless the
@@ -253,30 +157,9 @@ public:
         return send_at(value, detail::Deadline::until(deadline));
     }
 
-    // Sticky; tells the receiver, which stops the channel for everyone (its blocked receives
-    // drain and answer stopped; the other senders answer stopped). Returns once the receiver
-    // answered (one round trip), was lost, or after 1 s.
-    void stop() noexcept {
-        if (state_) {
-            try {
-                state_->stop();
-            } catch (const std::bad_alloc&) { // stopped here; the receiver was not told
-            }
-        }
-    }
-    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
-    // True once the receiver's node was lost (sticky): every send answers peer_lost.
-    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
-    // The receiver's capacity.
-    [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
-    // Credits this sender holds: sends that can go without waiting.
-    [[nodiscard]] std::size_t credits() const noexcept { return state_ ? state_->credits() : 0; }
-    // This process's calls parked in send (after their spin phase).
-    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
-
 private:
     explicit ChannelSender(std::shared_ptr<detail::SenderState> s) noexcept
-        : state_(std::move(s)) {}
+        : SenderHandle(std::move(s)) {}
 
     Status send_at(const T& value, detail::Deadline d) noexcept {
         if (!state_) {
@@ -284,17 +167,12 @@ private:
         }
         try {
             auto box = std::make_shared<T>(value); // UCX may read it after send returns
-            if (const Status s = state_->acquire_credit(d); s != Status::ok) {
-                return s;
-            }
             const auto bytes = std::as_bytes(std::span(box.get(), 1));
-            return state_->post_data(bytes, std::move(box));
+            return post_with_credit(bytes, std::move(box), d);
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }
     }
-
-    std::shared_ptr<detail::SenderState> state_;
 };
 
 } // namespace ferry::net

@@ -21,8 +21,7 @@
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/channel.hpp>
-#include <ferry/net/detail/channel_receiver.hpp>
-#include <ferry/net/detail/channel_sender.hpp>
+#include <ferry/net/detail/channel_handle.hpp>
 #include <ferry/net/node.hpp>
 #include <ferry/tensor/dataset.hpp>
 #include <ferry/tensor/wire_format.hpp>
@@ -91,7 +90,7 @@ private:
     detail::Taken taken_;
 };
 
-class MessageReceiver {
+class MessageReceiver : public detail::ReceiverHandle {
 public:
     using View = MessageView;
 
@@ -102,46 +101,20 @@ public:
     [[nodiscard]] static Result<MessageReceiver> create(Node& node, std::string_view name,
                                                         std::size_t capacity,
                                                         std::size_t max_message_bytes) noexcept {
-        if (!detail::valid_channel_name(name) || !is_valid_channel_capacity(capacity) ||
-            max_message_bytes == 0 || max_message_bytes > k_max_net_message_bytes) {
+        // serve checks the name (invalid_param too), before anything is made
+        if (!is_valid_channel_capacity(capacity) || max_message_bytes == 0 ||
+            max_message_bytes > k_max_net_message_bytes) {
             return Status::invalid_param;
         }
-        try {
-            auto state = std::make_shared<detail::ReceiverState>(
-                node, std::string(name), detail::Flavor::message, max_message_bytes, capacity);
-            if (const Status s = state->serve(); s != Status::ok) {
-                return s;
-            }
-            return MessageReceiver(std::move(state));
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
+        auto state = serve(node, name, detail::Flavor::message, max_message_bytes, capacity);
+        if (!state) {
+            return state.status();
         }
+        return MessageReceiver(std::move(*state));
     }
 
-    MessageReceiver(MessageReceiver&&) noexcept = default;
-    MessageReceiver& operator=(MessageReceiver&& other) noexcept {
-        if (this != &other) {
-            close();
-            state_ = std::move(other.state_);
-        }
-        return *this;
-    }
-    MessageReceiver(const MessageReceiver&) = delete;
-    MessageReceiver& operator=(const MessageReceiver&) = delete;
-    ~MessageReceiver() { close(); }
-
-    // Stops the channel (senders answer stopped) and stops serving the name; views taken stay
-    // readable. Idempotent; later calls answer uninitialized.
-    void close() noexcept {
-        if (state_) {
-            try {
-                state_->leave();
-            } catch (const std::bad_alloc&) { // the senders were not all told
-            }
-            state_.reset();
-        }
-    }
-    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+    // Move-only; close (views taken stay readable), is_open, stop, stopped, lost, size, empty,
+    // blocked and senders come from detail::ReceiverHandle.
 
     // The next message, read in place: empty (no_wait), timed_out, stopped (once drained),
     // peer_lost (a sender was lost, once drained).
@@ -188,31 +161,15 @@ public:
         return parse_into(out, view->bytes());
     }
 
-    // Sticky; tells every sender and wakes this side's blocked receivers (which drain first).
-    void stop() noexcept {
-        if (state_) {
-            try {
-                state_->stop();
-            } catch (const std::bad_alloc&) { // stopped here; not every sender was told
-            }
-        }
-    }
-    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
-    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
-    // Messages arrived (or landing) and not yet taken; a message read through a view no
-    // longer counts, though its buffer is still taken.
-    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->size() : 0; }
-    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    // The number of buffers in the pool, and the size of each.
     [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
     [[nodiscard]] std::size_t max_message_bytes() const noexcept {
         return state_ ? state_->element_bytes() : 0;
     }
-    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
-    [[nodiscard]] std::size_t senders() const noexcept { return state_ ? state_->senders() : 0; }
 
 private:
     explicit MessageReceiver(std::shared_ptr<detail::ReceiverState> s) noexcept
-        : state_(std::move(s)) {}
+        : ReceiverHandle(std::move(s)) {}
 
     Result<View> view_at(detail::Deadline d) noexcept {
         if (!state_) {
@@ -228,57 +185,24 @@ private:
             return Status::bad_alloc;
         }
     }
-
-    std::shared_ptr<detail::ReceiverState> state_;
 };
 
-class MessageSender {
+class MessageSender : public detail::SenderHandle {
 public:
     // Opens the message channel `name` served by `peer`; as ChannelSender::open
     // (unsupported_data_type when `name` is a typed channel).
     [[nodiscard]] static Result<MessageSender>
     open(Node& node, PeerId peer, std::string_view name,
          Timeout wait = std::chrono::seconds(5)) noexcept {
-        if (!detail::valid_channel_name(name)) {
-            return Status::invalid_param;
+        auto state = open_state(node, peer, name, detail::Flavor::message, 0, wait);
+        if (!state) {
+            return state.status();
         }
-        try {
-            auto state =
-                std::make_shared<detail::SenderState>(node, peer, detail::Flavor::message, 0);
-            const Status s = state->open(std::string(name), detail::Deadline::of(wait));
-            if (s != Status::ok) {
-                state->leave();
-                return s;
-            }
-            return MessageSender(std::move(state));
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
-        }
+        return MessageSender(std::move(*state));
     }
 
-    MessageSender(MessageSender&&) noexcept = default;
-    MessageSender& operator=(MessageSender&& other) noexcept {
-        if (this != &other) {
-            close();
-            state_ = std::move(other.state_);
-        }
-        return *this;
-    }
-    MessageSender(const MessageSender&) = delete;
-    MessageSender& operator=(const MessageSender&) = delete;
-    ~MessageSender() { close(); }
-
-    // Leaves (not a stop); unused credits go back to the receiver. Idempotent.
-    void close() noexcept {
-        if (state_) {
-            try {
-                state_->leave();
-            } catch (const std::bad_alloc&) { // the CLOSE could not be queued
-            }
-            state_.reset();
-        }
-    }
-    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+    // Move-only; close (leaves, not a stop), is_open, stop, stopped, lost, capacity, credits
+    // and blocked come from detail::SenderHandle.
 
     // Serializes `ds` (ferry's wire format) and sends it with a credit. invalid_param when the
     // message is larger than max_message_bytes(), or serialized_size's error for a dataset that
@@ -314,27 +238,14 @@ public:
         }
     }
 
-    void stop() noexcept {
-        if (state_) {
-            try {
-                state_->stop();
-            } catch (const std::bad_alloc&) { // stopped here; the receiver was not told
-            }
-        }
-    }
-    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
-    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
-    [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
     // The receiver's limit, learnt when it accepted the open.
     [[nodiscard]] std::size_t max_message_bytes() const noexcept {
         return state_ ? state_->element_bytes() : 0;
     }
-    [[nodiscard]] std::size_t credits() const noexcept { return state_ ? state_->credits() : 0; }
-    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
 
 private:
     explicit MessageSender(std::shared_ptr<detail::SenderState> s) noexcept
-        : state_(std::move(s)) {}
+        : SenderHandle(std::move(s)) {}
 
     Status send_dataset(const Dataset& ds, detail::Deadline d) noexcept {
         if (!state_) {
@@ -356,17 +267,12 @@ private:
     Status send_owned(MessageBuffer message, detail::Deadline d) noexcept {
         try {
             auto owned = std::make_shared<const MessageBuffer>(std::move(message));
-            if (const Status s = state_->acquire_credit(d); s != Status::ok) {
-                return s;
-            }
             const std::span<const std::byte> bytes(*owned);
-            return state_->post_data(bytes, std::move(owned));
+            return post_with_credit(bytes, std::move(owned), d);
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }
     }
-
-    std::shared_ptr<detail::SenderState> state_;
 };
 
 } // namespace ferry::net

@@ -1,0 +1,177 @@
+#pragma once
+// What the typed and the message flavours of a remote channel share at the public surface:
+// ReceiverHandle (base of net::ChannelReceiver and net::MessageReceiver) and SenderHandle (base
+// of net::ChannelSender and net::MessageSender), over StateHandle, own the shared state, make it
+// (create / open), and forward close, stop and the counters to it, so that both flavours answer
+// alike (docs/multi-node-channels.md). Bases only: their constructors, moves and destructor are
+// protected, so a handle is never sliced off its channel. Moving onto an open handle closes it
+// first; every call on a closed (or moved-from) handle answers uninitialized, 0 or stopped.
+
+#include <cstddef>
+#include <ferry/core/result.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/core/timeout.hpp>
+#include <ferry/net/detail/channel_receiver.hpp>
+#include <ferry/net/detail/channel_sender.hpp>
+#include <ferry/net/node.hpp>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ferry::net::detail {
+
+// A channel name: 1 to k_max_name_bytes bytes (any bytes; it travels in the OPEN).
+[[nodiscard]] constexpr bool valid_channel_name(std::string_view name) noexcept {
+    return !name.empty() && name.size() <= k_max_name_bytes;
+}
+
+// The part both ends share: the state (ReceiverState or SenderState) and what forwards to it.
+template <typename State>
+class StateHandle {
+public:
+    // Closes this end. A receiver stops the channel (its senders answer stopped) and stops
+    // serving the name; views taken from a message receiver stay readable. A sender leaves
+    // the channel (not a stop: the receiver and other senders go on); its unused credits go
+    // back to the receiver, and it waits (at most 1 s) until the receiver took the CLOSE, so
+    // that a process that closes and exits is not taken for lost. Idempotent; later calls
+    // answer uninitialized.
+    void close() noexcept {
+        if (state_) {
+            try {
+                state_->leave();
+            } catch (const std::bad_alloc&) { // the other side was not told (credits stay lent)
+            }
+            state_.reset();
+        }
+    }
+    [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+
+    // Sticky. A receiver tells every sender (their blocked and later sends answer stopped)
+    // and wakes its side's blocked receivers, which drain what arrived and then answer
+    // stopped. A sender tells the receiver, which stops the channel for everyone (its blocked
+    // receives drain and answer stopped; the other senders answer stopped), and returns once
+    // the receiver answered (one round trip), was lost, or after 1 s.
+    void stop() noexcept {
+        if (state_) {
+            try {
+                state_->stop();
+            } catch (const std::bad_alloc&) { // stopped here; the other side was not told
+            }
+        }
+    }
+    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->stopped(); }
+    // True once the other side's node was lost (sticky): a sender's sends answer peer_lost; a
+    // receiver's receive answers peer_lost once drained (any one sender's node suffices).
+    [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
+    // This process's calls parked in send / receive (after their spin phase).
+    [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
+
+protected:
+    explicit StateHandle(std::shared_ptr<State> s) noexcept : state_(std::move(s)) {}
+    StateHandle(StateHandle&&) noexcept = default;
+    StateHandle& operator=(StateHandle&& other) noexcept {
+        if (this != &other) {
+            close();
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+    StateHandle(const StateHandle&) = delete;
+    StateHandle& operator=(const StateHandle&) = delete;
+    ~StateHandle() { close(); }
+
+    std::shared_ptr<State> state_;
+};
+
+class ReceiverHandle : public StateHandle<ReceiverState> {
+public:
+    // Messages arrived (a rendezvous still landing counts) and not yet taken; a message read
+    // through a view no longer counts, though its buffer is still taken.
+    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->size() : 0; }
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    // Senders that opened and have not closed or been lost.
+    [[nodiscard]] std::size_t senders() const noexcept { return state_ ? state_->senders() : 0; }
+
+protected:
+    explicit ReceiverHandle(std::shared_ptr<ReceiverState> s) noexcept
+        : StateHandle(std::move(s)) {}
+    ReceiverHandle(ReceiverHandle&&) noexcept = default;
+    ReceiverHandle& operator=(ReceiverHandle&&) noexcept = default;
+    ~ReceiverHandle() = default;
+
+    // A state serving `name` on `node`: invalid_param (bad name), repeat_initialize (the name's
+    // hash is served on this node), bad_alloc.
+    [[nodiscard]] static Result<std::shared_ptr<ReceiverState>>
+    serve(Node& node, std::string_view name, Flavor flavor, std::size_t element_bytes,
+          std::size_t capacity) noexcept {
+        if (!valid_channel_name(name)) {
+            return Status::invalid_param;
+        }
+        try {
+            auto state = std::make_shared<ReceiverState>(node, std::string(name), flavor,
+                                                         element_bytes, capacity);
+            if (const Status s = state->serve(); s != Status::ok) {
+                return s;
+            }
+            return state;
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+};
+
+class SenderHandle : public StateHandle<SenderState> {
+public:
+    // The receiver's capacity.
+    [[nodiscard]] std::size_t capacity() const noexcept { return state_ ? state_->capacity() : 0; }
+    // Credits this sender holds: sends that can go without waiting.
+    [[nodiscard]] std::size_t credits() const noexcept { return state_ ? state_->credits() : 0; }
+
+protected:
+    explicit SenderHandle(std::shared_ptr<SenderState> s) noexcept : StateHandle(std::move(s)) {}
+    SenderHandle(SenderHandle&&) noexcept = default;
+    SenderHandle& operator=(SenderHandle&&) noexcept = default;
+    ~SenderHandle() = default;
+
+    // A state that opened `name` on `peer` (waiting up to `wait` for the answer): invalid_param
+    // (bad name), the receiver's refusal, timed_out, peer_lost, bad_alloc. A failed open leaves
+    // at once, so the receiver does not keep it as a sender.
+    [[nodiscard]] static Result<std::shared_ptr<SenderState>>
+    open_state(Node& node, PeerId peer, std::string_view name, Flavor flavor,
+               std::size_t element_bytes, Timeout wait) noexcept {
+        if (!valid_channel_name(name)) {
+            return Status::invalid_param;
+        }
+        try {
+            auto state = std::make_shared<SenderState>(node, peer, flavor, element_bytes);
+            const Status s = state->open(std::string(name), Deadline::of(wait));
+            if (s != Status::ok) {
+                state->leave();
+                return s;
+            }
+            return state;
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    // Takes a credit (waiting until `d`) and hands `bytes` to UCX, which may read them after
+    // this returns: `owner` keeps them alive. ok, full, timed_out, stopped, peer_lost,
+    // bad_alloc. The handle must be open.
+    Status post_with_credit(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                            Deadline d) noexcept {
+        try {
+            if (const Status s = state_->acquire_credit(d); s != Status::ok) {
+                return s;
+            }
+            return state_->post_data(bytes, std::move(owner));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+};
+
+} // namespace ferry::net::detail
