@@ -8,5 +8,6 @@
 #include <ferry/kernel/custom_data_block.hpp>
 #include <ferry/kernel/kernel_args.hpp>
 #include <ferry/kernel/launch_plan.hpp>
+#include <ferry/kernel/lowering_context.hpp>
 #include <ferry/kernel/model_traits.hpp>
 #include <ferry/kernel/upload.hpp>
