@@ -34,6 +34,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// sync_group_size = session_num: one group (all-sync mode), for 2 and for 64 sessions.
+constexpr std::int32_t k_all_sync_2 = 2;
+constexpr std::int32_t k_all_sync_64 = 64;
+
 std::map<std::string, std::vector<double>>& samples() {
     static std::map<std::string, std::vector<double>> s;
     return s;
@@ -174,7 +178,7 @@ void BM_latency_scheduler(benchmark::State& state, const char* name) {
     measure_latency(
         state, name, [&](Producer& producer) { scheduler.emplace(Announcing<Wait>{&producer}); },
         [&](std::int64_t) {
-            if (scheduler->schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 2) {
+            if (scheduler->schedule_once(ffn.ctx.bytes.data(), k_all_sync_2).out_num != 2) {
                 state.SkipWithError("scheduler returned no rows");
             }
         },
@@ -217,7 +221,7 @@ void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor)
     const auto t0 = Clock::now();
     for (auto _ : state) {
         ffn.publish(mb); // re-arm what the previous call consumed
-        if (scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num != 64) {
+        if (scheduler.schedule_once(ffn.ctx.bytes.data(), k_all_sync_64).out_num != 64) {
             state.SkipWithError("scheduler returned no rows");
             break;
         }
@@ -297,7 +301,7 @@ void BM_cpu_scheduler(benchmark::State& state, const char* name) {
                 ffn.ctx.view().set_run_flag(0); // the only way out of the wait, as in CANN
             });
             benchmark::DoNotOptimize(
-                GroupSyncScheduler<W>{}.schedule_once(ffn.ctx.bytes.data(), std::nullopt));
+                GroupSyncScheduler<W>{}.schedule_once(ffn.ctx.bytes.data(), k_all_sync_2));
             watch.join();
         },
         stop);

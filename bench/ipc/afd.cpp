@@ -58,6 +58,10 @@ constexpr auto k_idle = std::chrono::milliseconds(1);
 constexpr auto k_patience = std::chrono::seconds(60);
 constexpr Geometry k_small{2, 2, 1, 1};
 constexpr Geometry k_large{64, 3, 256, 9};
+// sync_group_size = session_num: one group (all-sync mode).
+constexpr std::int32_t all_sync(const Geometry& g) {
+    return static_cast<std::int32_t>(g.session_num);
+}
 constexpr std::size_t k_large_bytes = std::size_t{64} * 256 * 9 * 4;
 
 std::int64_t now_ns() noexcept {
@@ -265,7 +269,7 @@ void wake_doorbell(benchmark::State& state, std::chrono::microseconds max_park) 
                 GroupSyncScheduler<Announcing> scheduler(Announcing{
                     &ffn.control(), round,
                     DoorbellPark(ffn.window.doorbell(), DoorbellPark::k_default_spin, max_park)});
-                const auto out = scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt,
+                const auto out = scheduler.schedule_once(ffn.ctx.bytes.data(), all_sync(k_small),
                                                          std::nullopt, k_patience);
                 served = out.exit == ScheduleExit::served && served;
             },
@@ -333,7 +337,7 @@ template <typename Scheduler>
 void idle_cpu(benchmark::State& state, Scheduler& scheduler, FfnWindow& ffn) {
     const auto wall0 = clock::now();
     const double cpu0 = process_cpu_seconds();
-    const auto out = scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt, std::nullopt,
+    const auto out = scheduler.schedule_once(ffn.ctx.bytes.data(), all_sync(k_small), std::nullopt,
                                              ferry::Timeout(std::chrono::milliseconds(200)));
     const double cpu = process_cpu_seconds() - cpu0;
     const double wall = std::chrono::duration<double>(clock::now() - wall0).count();
@@ -371,7 +375,7 @@ void afd_copy_window(benchmark::State& state) {
         for (std::uint64_t i = 0; i < k_copy_calls; ++i) {
             const auto mb = static_cast<std::uint32_t>(i % k_large.micro_batch_num);
             FfnWindow::publish(data, ffn.layout, k_large, mb); // re-arm what the last call took
-            if (scheduler.schedule_once(ffn.ctx.bytes.data(), std::nullopt).out_num !=
+            if (scheduler.schedule_once(ffn.ctx.bytes.data(), all_sync(k_large)).out_num !=
                 k_large.session_num) {
                 state.SkipWithError("scheduler returned no rows");
                 return;

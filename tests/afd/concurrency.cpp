@@ -53,10 +53,10 @@ TEMPLATE_TEST_CASE("run_flag 0 releases a waiting FFN scheduler", "[afd][concurr
     fx.set_ready(0, 1);
     fx.set_ready(1, 1); // ready, but all-sync waits on polling_index 0
     const auto descriptors = fx.token_info;
-    for (const std::optional<std::int32_t> sgs :
-         {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1}}) {
+    const auto all_sync = static_cast<std::int32_t>(k_upstream.session_num); // one group
+    for (const std::int32_t sgs : {all_sync, 1}) {
         fx.view().set_run_flag(1);
-        if (sgs) {
+        if (sgs == 1) {
             fx.set_ready(0, 1, 0); // grouped: nothing may be ready, or it would be served
             fx.set_ready(1, 1, 0);
         }
@@ -217,8 +217,9 @@ TEST_CASE("the pool executor writes the serial executor's bytes", "[afd][concurr
     pooled.view().set_polling_index(1);
     GroupSyncScheduler<Spin, LowestReady, PoolExecutor> pool(Spin{}, LowestReady{},
                                                              PoolExecutor(3));
-    REQUIRE(GroupSyncScheduler<>{}.schedule_once(serial.context(), std::nullopt).out_num == 16);
-    REQUIRE(pool.schedule_once(pooled.context(), std::nullopt).out_num == 16);
+    const auto all_sync = static_cast<std::int32_t>(g.session_num); // one group
+    REQUIRE(GroupSyncScheduler<>{}.schedule_once(serial.context(), all_sync).out_num == 16);
+    REQUIRE(pool.schedule_once(pooled.context(), all_sync).out_num == 16);
     CHECK(pooled.layer_ids == serial.layer_ids);
     CHECK(pooled.session_ids == serial.session_ids);
     CHECK(pooled.micro_batch_ids == serial.micro_batch_ids);

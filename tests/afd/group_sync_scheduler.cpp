@@ -145,7 +145,7 @@ TEST_CASE("all-sync rounds walk the micro batches in strict order", "[afd]") {
     Scheduler scheduler;
     for (std::uint32_t round = 0; round < 6; ++round) {
         const std::uint32_t mb = round % 3;
-        REQUIRE(scheduler.schedule_once(fx.context(), std::nullopt).ok()); // absent: one group
+        REQUIRE(scheduler.schedule_once(fx.context(), 3).ok()); // session_num: one group
         CHECK(fx.out_num() == 3);
         CHECK(fx.micro_batch_ids == std::vector<std::int32_t>{static_cast<int>(mb), static_cast<int>(mb), static_cast<int>(mb)});
         CHECK(fx.view().polling_index() == (mb + 1) % 3);
@@ -264,8 +264,14 @@ TEST_CASE("the plain entry point runs CANN's defaults over a resolver", "[afd]")
     FfnFixture fx(k_upstream);
     fx.view().set_polling_index(1);
     TrustingResolver resolver;
-    SECTION("absent sync_group_size means one group (kernel default)") {
+    SECTION("absent sync_group_size means the operator's default 1: two groups") {
         const ScheduleOutcome o = schedule_once(fx.context(), std::nullopt, std::nullopt, resolver);
+        REQUIRE(o.ok());
+        CHECK(fx.micro_batch_ids == std::vector<std::int32_t>{0, 0}); // grouped: lowest ready
+        CHECK(fx.view().polling_index() == 1);                     // grouped: not advanced
+    }
+    SECTION("sync_group_size session_num means one group") {
+        const ScheduleOutcome o = schedule_once(fx.context(), 2, 0, resolver);
         REQUIRE(o.ok());
         CHECK(fx.micro_batch_ids == std::vector<std::int32_t>{1, 1});
     }

@@ -47,7 +47,7 @@ public:
           resolver_(std::move(resolver)) {}
 
     // One kernel run on the tensor's context. sync_group_size / execute_mode: std::nullopt means
-    // the attribute is absent (kernel defaults: one group; once). `timeout` is a ferry extension
+    // the attribute is absent: the operator's defaults, 1 (one group per session) and 0 (once). `timeout` is a ferry extension
     // (CANN waits until run_flag is 0): on expiry the call returns OK, exit timed_out, nothing
     // consumed.
     ScheduleOutcome schedule_once(const ContextTensor& tensor, std::optional<std::int32_t> sync_group_size,

@@ -24,6 +24,8 @@ inline constexpr std::int32_t k_valid_flag = 1;         // kValidFlag
 inline constexpr std::int32_t k_invalid_flag = 0;       // kInvalidFlag
 inline constexpr std::int32_t k_execute_mode_once = 0;  // kExecuteModeOnce
 inline constexpr std::int32_t k_execute_mode_loop = 1;  // kExecuteModeLoop (never implemented)
+// FfnWorkerScheduler's registered default for an absent sync_group_size attribute.
+inline constexpr std::int32_t k_default_sync_group_size = 1;
 inline constexpr std::int32_t k_schedule_mode_ffn = 0;  // kScheduleModeFfn
 inline constexpr std::int32_t k_schedule_mode_attention = 1; // a literal 1 upstream
 inline constexpr std::int32_t k_reset_expert_id = 0x7F7F7F7F; // memset(ids, 0x7F)

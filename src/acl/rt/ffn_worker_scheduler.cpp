@@ -3,8 +3,10 @@
 // (docs/cann-contract/afd.md#aclnn-two-phase-api).
 //
 // Phase 1 checks what CANN's wrapper checks, in its order — null tensor → 161001; rank ≠ 1 or
-// executeMode ≠ 0 → 161002; empty tensor → 161002 — and records the context's address and size in
-// a single-use executor; syncGroupSize is left to the kernel
+// executeMode ≠ 0 → 161002; empty tensor → 161002 — then what the operator documents for its
+// input and CANN's wrapper leaves unchecked: INT8, ND, shape (1024), contiguous (stride 1), storage
+// holding offset + 1024 elements → 161002 (docs/afd.md#aclnn-input-checks). It records the
+// context's address and size in a single-use executor; syncGroupSize is left to the kernel
 // (docs/cann-contract/afd.md#phase-1-getworkspacesize). The workspace size is 0.
 // Phase 2 queues one kernel run on the stream: the context (in runtime memory) is validated and
 // scheduled with CANN's policies — lowest-ready selection, serial copies — ferry's default
@@ -47,15 +49,31 @@ HandleTable<aclOpExecutor>& executors() {
     return *table;
 }
 
-// Fills `run` from the tensor: 161002 for a rank other than 1 or an empty tensor
-// (docs/cann-contract/afd.md#phase-1-getworkspacesize, steps 4–5).
+constexpr std::int64_t k_context_elements = 1024; // the documented shape (1024), INT8
+
+// The operator's documented input (docs/afd.md#aclnn-input-checks): a 1-D INT8 ND tensor of shape
+// (1024), contiguous, whose storage holds the viewed bytes. The rank was checked before.
+bool is_documented_context(const aclTensor& tensor) {
+    if (tensor.data_type != ACL_INT8 || tensor.format != ACL_FORMAT_ND ||
+        tensor.view_dims[0] != k_context_elements || tensor.strides.size() != 1 ||
+        tensor.strides[0] != 1) {
+        return false;
+    }
+    const auto storage = element_count(tensor.storage_dims);
+    return storage && *storage >= static_cast<std::uint64_t>(tensor.offset) &&
+           *storage - static_cast<std::uint64_t>(tensor.offset) >= k_context_elements;
+}
+
+// Fills `run` from the tensor: 161002 for a rank other than 1, an empty tensor
+// (docs/cann-contract/afd.md#phase-1-getworkspacesize, steps 4–5) or any other departure from the
+// documented input.
 aclnnStatus describe_context(const aclTensor& tensor, std::int32_t execute_mode,
                              aclOpExecutor& run) {
     if (tensor.view_dims.size() != 1 || execute_mode != 0) {
         return ACLNN_ERR_PARAM_INVALID;
     }
     const auto elements = element_count(tensor.view_dims);
-    if (!elements || *elements == 0) {
+    if (!elements || *elements == 0 || !is_documented_context(tensor)) {
         return ACLNN_ERR_PARAM_INVALID;
     }
     const std::uint64_t bits = bit_width(static_cast<DType>(tensor.data_type));

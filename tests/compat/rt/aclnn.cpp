@@ -207,6 +207,60 @@ TEST_CASE("phase 1 returns CANN's codes for bad arguments", "[compat][aclnn]") {
     aclDestroyTensor(empty);
 }
 
+TEST_CASE("phase 1 refuses a tensor other than the documented 1-D INT8 ND (1024)",
+          "[compat][aclnn]") {
+    // docs/afd.md#aclnn-input-checks: one row per departure; each is ACLNN_ERR_PARAM_INVALID
+    // before anything runs, and the documented tensor itself is accepted.
+    struct Row {
+        const char* what;
+        std::vector<std::int64_t> view;
+        aclDataType type;
+        std::vector<std::int64_t> strides;
+        std::int64_t offset;
+        aclFormat format;
+        std::vector<std::int64_t> storage;
+        aclnnStatus expected;
+    };
+    const std::vector<Row> rows = {
+        {"the documented tensor", {1024}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {1024}, ACLNN_SUCCESS},
+        {"offset inside a larger storage", {1024}, ACL_INT8, {1}, 8, ACL_FORMAT_ND, {1032},
+         ACLNN_SUCCESS},
+        {"UINT8", {1024}, ACL_UINT8, {1}, 0, ACL_FORMAT_ND, {1024}, ACLNN_ERR_PARAM_INVALID},
+        {"FLOAT", {1024}, ACL_FLOAT, {1}, 0, ACL_FORMAT_ND, {1024}, ACLNN_ERR_PARAM_INVALID},
+        {"NCHW", {1024}, ACL_INT8, {1}, 0, ACL_FORMAT_NCHW, {1024}, ACLNN_ERR_PARAM_INVALID},
+        {"format UNDEFINED", {1024}, ACL_INT8, {1}, 0, ACL_FORMAT_UNDEFINED, {1024},
+         ACLNN_ERR_PARAM_INVALID},
+        {"shape (1023)", {1023}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {1024}, ACLNN_ERR_PARAM_INVALID},
+        {"shape (1)", {1}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {1}, ACLNN_ERR_PARAM_INVALID},
+        {"shape (2048)", {2048}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {2048}, ACLNN_ERR_PARAM_INVALID},
+        {"storage below 1024", {1024}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {512},
+         ACLNN_ERR_PARAM_INVALID},
+        {"offset past the storage's 1024", {1024}, ACL_INT8, {1}, 1, ACL_FORMAT_ND, {1024},
+         ACLNN_ERR_PARAM_INVALID},
+        {"no storage", {1024}, ACL_INT8, {1}, 0, ACL_FORMAT_ND, {}, ACLNN_ERR_PARAM_INVALID},
+        {"stride 2 (non-contiguous)", {1024}, ACL_INT8, {2}, 0, ACL_FORMAT_ND, {2048},
+         ACLNN_ERR_PARAM_INVALID},
+        {"stride 0 (broadcast)", {1024}, ACL_INT8, {0}, 0, ACL_FORMAT_ND, {1024},
+         ACLNN_ERR_PARAM_INVALID},
+        {"stride -1", {1024}, ACL_INT8, {-1}, 0, ACL_FORMAT_ND, {1024}, ACLNN_ERR_PARAM_INVALID},
+    };
+    std::vector<std::int8_t> data(4096);
+    for (const Row& row : rows) {
+        INFO(row.what);
+        aclTensor* tensor = aclCreateTensor(row.view.data(), row.view.size(), row.type,
+                                            row.strides.data(), row.offset, row.format,
+                                            row.storage.data(), row.storage.size(), data.data());
+        REQUIRE(tensor != nullptr);
+        std::uint64_t workspace_size = 99;
+        aclOpExecutor* executor = nullptr;
+        CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(tensor, 1, 0, &workspace_size,
+                                                             &executor) == row.expected);
+        CHECK((executor != nullptr) == (row.expected == ACLNN_SUCCESS));
+        CHECK(workspace_size == (row.expected == ACLNN_SUCCESS ? 0U : 99U));
+        CHECK(aclDestroyTensor(tensor) == ACLNN_SUCCESS);
+    }
+}
+
 TEST_CASE("phase 2 checks its arguments and consumes the executor once", "[compat][aclnn]") {
     const Device device;
     FfnFixture f;
@@ -310,15 +364,16 @@ TEST_CASE("a kernel failure is reported by aclrtSynchronizeStream", "[compat][ac
         CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
         aclDestroyTensor(tensor);
     }
-    SECTION("a context tensor shorter than 1024 bytes") {
+    SECTION("a context tensor shorter than 1024 bytes is refused before anything runs") {
         FfnFixture f;
         aclTensor* short_tensor = make_tensor({1023}, f.context_dev);
         std::uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
-        REQUIRE(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(short_tensor, 1, 0, &workspace_size,
-                                                               &executor) == ACLNN_SUCCESS);
-        REQUIRE(aclnnInplaceFfnWorkerScheduler(nullptr, 0, executor, nullptr) == ACLNN_SUCCESS);
-        CHECK(aclrtSynchronizeStream(nullptr) == ACL_ERROR_RT_AICPU_INTERNAL_ERROR);
+        CHECK(aclnnInplaceFfnWorkerSchedulerGetWorkspaceSize(short_tensor, 1, 0, &workspace_size,
+                                                             &executor) ==
+              ACLNN_ERR_PARAM_INVALID);
+        CHECK(executor == nullptr);
+        CHECK(aclrtSynchronizeStream(nullptr) == ACL_SUCCESS);
         CHECK(f.load_context().ffn.out_num == 77);
         aclDestroyTensor(short_tensor);
     }

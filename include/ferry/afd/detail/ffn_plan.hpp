@@ -119,9 +119,9 @@ inline ScheduleOutcome check_ffn_outputs(ConstScheduleContextView v, const FfnPl
     return {};
 }
 
-// Steps 7–8: the attributes. An absent sync_group_size means session_num (one group), as in the
-// kernel; the op-def default of 1 is the framework's
-// (docs/cann-contract/afd.md#known-quirks).
+// Steps 7–8: the attributes. An absent sync_group_size means the operator's registered default,
+// 1 (docs/afd.md#differs-sync-group-size-default: CANN's kernel alone would read session_num, but
+// every CANN caller gets the framework's 1).
 inline ScheduleOutcome check_ffn_attributes(std::optional<std::int32_t> sync_group_size,
                                             std::optional<std::int32_t> execute_mode,
                                             FfnPlan& plan) noexcept {
@@ -134,7 +134,7 @@ inline ScheduleOutcome check_ffn_attributes(std::optional<std::int32_t> sync_gro
         }
         plan.sync_group_size = static_cast<std::uint32_t>(sgs);
     } else {
-        plan.sync_group_size = a;
+        plan.sync_group_size = k_default_sync_group_size;
     }
     plan.group_num = a / plan.sync_group_size;
     if (execute_mode && *execute_mode != k_execute_mode_once) {
