@@ -49,6 +49,49 @@ TEST_CASE("program registration checks the binary", "[runtime][kernel_table]") {
     CHECK(table.program_count() == 7);
 }
 
+TEST_CASE("the binary's magic decides the program's kind", "[runtime][kernel_table]") {
+    ferry::KernelTable table;
+    for (const std::uint32_t magic : {ferry::k_magic_elf, ferry::k_magic_elf_aicpu,
+                                      ferry::k_magic_elf_aivec, ferry::k_magic_elf_aicube}) {
+        CHECK(ferry::program_kind(magic) == ferry::ProgramKind::elf);
+        CHECK(table.register_program({magic, 0, image.data(), image.size()}).value()->kind() ==
+              ferry::ProgramKind::elf);
+    }
+    for (const std::uint32_t magic :
+         {ferry::k_magic_plain, ferry::k_magic_plain_aicpu, ferry::k_magic_plain_aivec}) {
+        CHECK(ferry::program_kind(magic) == ferry::ProgramKind::plain);
+        CHECK(table.register_program({magic, 0, image.data(), image.size()}).value()->kind() ==
+              ferry::ProgramKind::plain);
+    }
+    CHECK_FALSE(ferry::program_kind(0x12345678).has_value());
+    // The image's own ELF header is not what decides: CANN reads rtDevBinary_t's magic field.
+    const std::array<std::byte, 4> elf_header{std::byte{0x7F}, std::byte{'E'}, std::byte{'L'},
+                                              std::byte{'F'}};
+    CHECK(table
+              .register_program({ferry::k_magic_plain, 0, elf_header.data(), elf_header.size()})
+              .value()
+              ->kind() == ferry::ProgramKind::plain);
+    CHECK_FALSE(
+        table.register_program({0x464C457F, 0, elf_header.data(), elf_header.size()}).has_value());
+}
+
+TEST_CASE("kernels go on ELF programs only, with their extended info", "[runtime][kernel_table]") {
+    ferry::KernelTable table;
+    const ferry::Program* plain =
+        table.register_program({ferry::k_magic_plain, 0, image.data(), image.size()}).value();
+    const ferry::Program* program = table.register_program(elf).value();
+    CHECK(table.register_kernel(plain, {&stub_add, "add", std::nullopt, noop()}) ==
+          Status::rt_param_invalid);
+    CHECK(table.kernel_count() == 0);
+    REQUIRE(table.register_kernel(program, {&stub_add, "add", std::nullopt, noop()},
+                                  "add_kernel_mix_aic") == Status::ok);
+    REQUIRE(table.register_kernel(program, {&stub_mul, "mul", std::nullopt, noop()}) == Status::ok);
+    CHECK(table.lookup(&stub_add).value()->kernel_info_ext == "add_kernel_mix_aic");
+    CHECK(table.lookup(std::string("add")).value()->kernel_info_ext == "add_kernel_mix_aic");
+    CHECK(table.lookup(&stub_mul).value()->kernel_info_ext.empty());
+    CHECK(table.lookup(&stub_add).value()->program->kind() == ferry::ProgramKind::elf);
+}
+
 TEST_CASE("kernels: register, duplicate, look up, unregister", "[runtime][kernel_table]") {
     ferry::KernelTable table;
     const ferry::Program* program = table.register_program(elf).value();

@@ -10,9 +10,16 @@
 // its Program alive (CANN's GetProgram/PutProgram pair), so a launch in flight survives the
 // program's unregistration.
 //
-// Differences from CANN: host kernels have no ELF to parse, so any valid magic may carry kernels,
-// and the name is given explicitly instead of read from the ELF; CANN's RemoveAll quirk (erasing
-// the name map by Kernel::Name_ instead of StubName_) is not reproduced.
+// The binary's magic decides the program's kind, as CANN's ProgramRegister does: the ELF magics
+// (RT_DEV_BINARY_MAGIC_ELF*) make an ELF program, the PLAIN magics a plain one; the kind is kept
+// (Program::kind). Kernels are registered on ELF programs only (CANN's KernelRegister: a plain
+// program → invalid value), with the extended kernel info (kernelInfoExt, the kernel's name inside
+// the ELF) kept with the kernel.
+//
+// Differences from CANN (docs/runtime.md#differences-from-cann): host kernels have no ELF to
+// parse, so the image is not parsed (its own 0x7F 'E' 'L' 'F' header is neither required nor
+// read) and the kernel name is given explicitly instead of read from the ELF; CANN's RemoveAll
+// quirk (erasing the name map by Kernel::Name_ instead of StubName_) is not reproduced.
 
 #include <cstdint>
 #include <cstring>
@@ -46,19 +53,28 @@ inline constexpr std::uint32_t k_magic_plain = 0xabceed50;
 inline constexpr std::uint32_t k_magic_plain_aicpu = 0xabceed51;
 inline constexpr std::uint32_t k_magic_plain_aivec = 0xabceed52;
 
-[[nodiscard]] constexpr bool is_known_magic(std::uint32_t magic) noexcept {
+// CANN's program classes: ElfProgram and PlainProgram.
+enum class ProgramKind : std::uint8_t { elf, plain };
+
+// The kind a binary magic makes (CANN's MallocProgramAndReg); nullopt for any other magic.
+[[nodiscard]] constexpr std::optional<ProgramKind> program_kind(std::uint32_t magic) noexcept {
     switch (magic) {
     case k_magic_elf:
     case k_magic_elf_aicpu:
     case k_magic_elf_aivec:
     case k_magic_elf_aicube:
+        return ProgramKind::elf;
     case k_magic_plain:
     case k_magic_plain_aicpu:
     case k_magic_plain_aivec:
-        return true;
+        return ProgramKind::plain;
     default:
-        return false;
+        return std::nullopt;
     }
+}
+
+[[nodiscard]] constexpr bool is_known_magic(std::uint32_t magic) noexcept {
+    return program_kind(magic).has_value();
 }
 
 // The most programs registered at once (CANN: ObjAllocator slots; full → PROGRAM_USE_OUT).
@@ -66,19 +82,23 @@ inline constexpr std::size_t k_max_programs = 65536;
 
 class Program {
 public:
+    // `binary.magic` must be a known magic (KernelTable::register_program checks it).
     Program(std::uint64_t id, const DevBinary& binary)
         : id_(id), magic_(binary.magic), version_(binary.version),
+          kind_(program_kind(binary.magic).value_or(ProgramKind::plain)),
           image_(static_cast<const std::byte*>(binary.data),
                  static_cast<const std::byte*>(binary.data) + binary.length) {}
     [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
     [[nodiscard]] std::uint32_t magic() const noexcept { return magic_; }
     [[nodiscard]] std::uint32_t version() const noexcept { return version_; }
+    [[nodiscard]] ProgramKind kind() const noexcept { return kind_; }
     [[nodiscard]] const std::vector<std::byte>& image() const noexcept { return image_; }
 
 private:
     std::uint64_t id_;
     std::uint32_t magic_;
     std::uint32_t version_;
+    ProgramKind kind_;
     std::vector<std::byte> image_; // a private copy: the caller may free its buffer
 };
 
@@ -96,6 +116,7 @@ struct Kernel {
     std::optional<std::uint64_t> tiling_key;
     HostKernel body;
     std::shared_ptr<const Program> program; // keeps the program alive while the kernel is used
+    std::string kernel_info_ext;            // KernelRegister's kernelInfoExt ("" when none)
 };
 
 class KernelTable {
@@ -133,16 +154,19 @@ public:
         return Status::ok;
     }
 
-    // Registers a kernel on a live program. A null stub, empty name or empty body, or an unknown
-    // program → rt_param_invalid; a stub (with the same tiling key) or a name already registered
-    // for another stub → rt_kernel_duplicate. Failures change nothing.
-    [[nodiscard]] Status register_kernel(const Program* program, KernelSpec spec) {
+    // Registers a kernel on a live ELF program, keeping `kernel_info_ext` (CANN's kernelInfoExt:
+    // the kernel's name inside the ELF; empty means "the first kernel") with it. A null stub,
+    // empty name or empty body, an unknown program or a plain one → rt_param_invalid; a stub
+    // (with the same tiling key) or a name already registered for another stub →
+    // rt_kernel_duplicate. Failures change nothing.
+    [[nodiscard]] Status register_kernel(const Program* program, KernelSpec spec,
+                                         std::string kernel_info_ext = {}) {
         if (spec.stub == nullptr || spec.name.empty() || !spec.body) {
             return Status::rt_param_invalid;
         }
         std::lock_guard lock(mutex_);
         const auto owner = programs_.find(program);
-        if (owner == programs_.end()) {
+        if (owner == programs_.end() || owner->second->kind() != ProgramKind::elf) {
             return Status::rt_param_invalid;
         }
         const Key key{spec.stub, spec.tiling_key};
@@ -153,7 +177,8 @@ public:
         names_.emplace(spec.name, spec.stub);
         kernels_.emplace(key, std::make_shared<const Kernel>(
                                   Kernel{spec.stub, std::move(spec.name), spec.tiling_key,
-                                         std::move(spec.body), owner->second}));
+                                         std::move(spec.body), owner->second,
+                                         std::move(kernel_info_ext)}));
         return Status::ok;
     }
 

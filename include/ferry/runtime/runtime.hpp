@@ -197,8 +197,9 @@ public:
     [[nodiscard]] Status unregister_program(const Program* program) {
         return kernels_.unregister_program(program);
     }
-    [[nodiscard]] Status register_kernel(const Program* program, KernelSpec spec) {
-        return kernels_.register_kernel(program, std::move(spec));
+    [[nodiscard]] Status register_kernel(const Program* program, KernelSpec spec,
+                                         std::string kernel_info_ext = {}) {
+        return kernels_.register_kernel(program, std::move(spec), std::move(kernel_info_ext));
     }
     // By stub (rt_kernel_lookup when unknown), by (stub, tiling key), by name, or a callable.
     // block_dim must be in 1..k_max_block_dim (else rt_param_invalid); nothing is queued on error.
@@ -218,7 +219,8 @@ public:
     [[nodiscard]] Status launch(F body, std::uint32_t block_dim, ArgsImage args, Stream* stream,
                                 std::string name = "host_kernel") {
         auto kernel = std::make_shared<const Kernel>(
-            Kernel{nullptr, std::move(name), std::nullopt, HostKernel(std::move(body)), nullptr});
+            Kernel{nullptr, std::move(name), std::nullopt, HostKernel(std::move(body)), nullptr,
+                   std::string()});
         return enqueue_kernel(std::move(kernel), block_dim, std::move(args), stream);
     }
 
