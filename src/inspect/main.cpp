@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <ferry/ipc/detail/reclaim.hpp>
 #include <ferry/ipc/segment.hpp>
+#include <ferry/runtime/log.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     const bool json = std::erase(args, "--json") > 0;
     const auto boot = d::read_boot_id();
     if (!boot) {
-        std::fputs("ferry-inspect: cannot read this boot's id from /proc\n", stderr);
+        ferry::log(ferry::LogLevel::error, "ferry-inspect: cannot read this boot's id from /proc");
         return k_exit_usage;
     }
     if (args.empty() || (args.size() == 1 && args[0] == "list")) {
@@ -101,6 +102,10 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "gc") {
         return gc(*boot, {args.begin() + 1, args.end()}, json);
     }
-    std::fputs(k_usage, args.size() == 1 && args[0] == "--help" ? stdout : stderr);
-    return args.size() == 1 && args[0] == "--help" ? 0 : k_exit_usage;
+    if (args.size() == 1 && args[0] == "--help") {
+        std::fputs(k_usage, stdout);
+        return 0;
+    }
+    ferry::log(ferry::LogLevel::error, std::string("ferry-inspect: bad arguments; ") + k_usage);
+    return k_exit_usage;
 }
