@@ -89,6 +89,8 @@ def main() -> int:
         holder.stdin.close()
         holder_status = holder.wait(timeout=30)
         os.unlink(foreign_path)
+        if os.path.exists(os.path.join(SHM, "ferry." + stale)):  # a failed run: leave nothing
+            os.unlink(os.path.join(SHM, "ferry." + stale))
     assert holder_status == 0, f"the live helper exited {holder_status}"
     assert not os.path.exists(os.path.join(SHM, "ferry." + live)), "live one left behind"
     print("ferry-inspect: live, stale and foreign segments reported; gc removed the stale one")
