@@ -7,9 +7,14 @@ Installs BUILD into a fresh staging folder (meson install --destdir WORK/stage),
 its own build folder under WORK:
   cmake-cpp         a C++23 CMake project: find_package(ferry CONFIG), ferry::ferry
   cmake-c           a C-only CMake project: find_package(ferry CONFIG), ferry::acl
+  cmake-net         a CMake project on ferry::net (a node on 127.0.0.1); only when BUILD has UCX
   meson-pkgconfig   a Meson project on the staged ferry.pc (C++2b) and ferry-acl.pc (C)
   meson-subproject  a Meson project taking this source tree as its 'ferry' subproject
-Each is configured, built and run; the C++23 ones must also have exactly one -std= per compile
+Each is configured, built, installed into its own prefix under WORK and run from there, without
+LD_LIBRARY_PATH: an installed program must find the staged libferry-acl.so through the rpath the
+package gave it (build-tree rpaths are gone after installation). The staged .pc files are
+relocatable (prefix from their own place), so no sysroot is needed. The C++23 ones must also have
+exactly one -std= per compile
 command (ferry's package must not add its own), and the staged .pc files no placeholder URL. Prints 'PASS consumers/<name>' or
 'FAIL consumers/<name>: <why>' per consumer, writes WORK/results.json (one JSON object per line,
 as in Meson's testlog.json, for tools/test_summary.py) and exits 1 if any failed.
@@ -71,35 +76,46 @@ def stage_install(build: pathlib.Path, work: pathlib.Path) -> dict:
     prefix = stage / value["prefix"].lstrip("/")
     libdir = prefix / value["libdir"]
     run(["meson", "install", "-C", build, "--destdir", stage, "--quiet"], work / "stage.log")
-    env = dict(os.environ)
-    # The staged .pc files still say prefix=/usr/local: the sysroot maps their paths into stage.
-    env.update(PKG_CONFIG_PATH=str(libdir / "pkgconfig"), PKG_CONFIG_SYSROOT_DIR=str(stage),
-               CMAKE_PREFIX_PATH=str(prefix),
-               LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir),
-                                                             env.get("LD_LIBRARY_PATH")])))
+    env = {k: v for k, v in os.environ.items() if k != "PKG_CONFIG_SYSROOT_DIR"}
+    # The staged libraries are deliberately not on LD_LIBRARY_PATH: consumers must not need it.
+    env.update(PKG_CONFIG_PATH=str(libdir / "pkgconfig"), CMAKE_PREFIX_PATH=str(prefix))
     return env
 
 
-def cmake_consumer(src, out, log, env, programs):
-    run(["cmake", "-S", src, "-B", out, "-G", "Ninja", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
-        log, env)
-    run(["cmake", "--build", out], log, env)
+def has_ferry_net(env: dict) -> bool:
+    """Whether the staged install is one built with UCX (it then has ferry-net.pc)."""
+    return (pathlib.Path(env["PKG_CONFIG_PATH"]) / "ferry-net.pc").exists()
+
+
+def run_installed(prefix: pathlib.Path, programs, log, env):
     for program in programs:
-        run([out / program], log, env)
+        run([prefix / "bin" / program], log, env)
+
+
+def cmake_consumer(src, out, log, env, programs):
+    prefix = out.with_name(out.name + "-install")
+    run(["cmake", "-S", src, "-B", out, "-G", "Ninja", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+         f"-DCMAKE_INSTALL_PREFIX={prefix}"], log, env)
+    run(["cmake", "--build", out], log, env)
+    run(["cmake", "--install", out], log, env)
+    run_installed(prefix, programs, log, env)
 
 
 def meson_consumer(src, out, log, env, programs, setup_args=()):
-    run(["meson", "setup", out, src, *setup_args], log, env)
+    prefix = out.with_name(out.name + "-install")
+    run(["meson", "setup", out, src, f"--prefix={prefix}", *setup_args], log, env)
     run(["ninja", "-C", out, *programs], log, env)
-    for program in programs:
-        run([out / program], log, env)
+    run(["meson", "install", "-C", out, "--quiet", "--no-rebuild"], log, env)
+    run_installed(prefix, programs, log, env)
 
 
-def consumers(src: pathlib.Path):
+def consumers(src: pathlib.Path, env):
     """(name, build function, its arguments after (src, out, log, env), checks after the run)."""
+    net = [("cmake-net", cmake_consumer, src / "cmake/net", (["consumer_net"],), [])]
     return [
         ("cmake-cpp", cmake_consumer, src / "cmake/cpp", (["consumer_cpp"],), [check_one_std]),
         ("cmake-c", cmake_consumer, src / "cmake/c", (["consumer_c"],), []),
+        *(net if env is None or has_ferry_net(env) else []),
         ("meson-pkgconfig", meson_consumer, src / "meson/pkgconfig",
          (["consumer", "consumer_c"],), [check_one_std, check_pc_urls]),
         ("meson-subproject", meson_consumer, src / "meson/subproject",
@@ -138,7 +154,7 @@ def main() -> int:
     except (Failure, subprocess.CalledProcessError) as error:
         env, stage_error = None, f"staged install failed ({error}); see {work / 'stage.log'}"
     results = []
-    for name, build_consumer, consumer_src, args, checks in consumers(src):
+    for name, build_consumer, consumer_src, args, checks in consumers(src, env):
         out, log, started = work / f"build-{name}", work / f"{name}.log", time.monotonic()
         reason = stage_error
         if env is not None:

@@ -23,6 +23,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <ferry/net/node.hpp>
 #include <ferry/net/window.hpp>
@@ -74,6 +75,11 @@ int fail(const std::string& what, Status s = Status::ok) {
 ferry::Result<std::unique_ptr<net::Node>> start_node(const std::string& listen) {
     auto secret = net::Secret::from_environment();
     if (!secret) {
+        const bool given = std::getenv("FERRY_NET_SECRET") || std::getenv("FERRY_NET_SECRET_FILE");
+        std::fprintf(stderr, "afd_node: %s; every node of the job needs the same secret\n",
+                     given ? "the secret (FERRY_NET_SECRET or FERRY_NET_SECRET_FILE) is empty, "
+                             "over 256 bytes or an unreadable file"
+                           : "FERRY_NET_SECRET is not set (nor FERRY_NET_SECRET_FILE)");
         return secret.status();
     }
     net::NodeOptions options;

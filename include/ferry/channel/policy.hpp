@@ -9,11 +9,12 @@
 //
 // spin_limit is the number of retries (each with a CPU pause) a blocking call makes before it
 // parks on a futex. 0 parks at once, which suits long timeouts on small machines
-// (concurrentqueue #286: spinning can dominate a profile). spsc's default, 2048 (about 40 us with
-// a 20 ns pause), outlasts a core-to-core hand-off and a scheduler wake-up on a VM, so a busy
-// pipeline rarely parks — each park costs a membarrier and a futex wake, which made blocking
-// throughput and ping-pong latency 2-3x worse at 256 (docs/performance/channel.md). mpmc keeps
-// 256: with many threads on few cores, a long spin takes the CPU from the thread it waits for.
+// (concurrentqueue #286: spinning can dominate a profile). spsc's default, 2048, is chosen to
+// outlast a core-to-core hand-off and a scheduler wake-up on a VM, so a busy pipeline rarely
+// parks — each park costs a membarrier and a futex wake, which made blocking throughput and
+// ping-pong latency clearly worse at 256 (docs/performance/channel.md has the current rows).
+// mpmc keeps 256: with many threads on few cores, a long spin takes the CPU from the thread it
+// waits for.
 //
 // asymmetric_barrier chooses who pays for "did anyone fall asleep?" (detail/event_count.hpp):
 // true (default) makes every send and receive free of locked instructions and makes a thread

@@ -2,6 +2,10 @@
 // Preconditions as contract checks (range-v3 style): checked, with a message and an abort, in
 // builds without NDEBUG; assumed in release builds. They guard programming errors only — expected
 // outcomes (bad user input at an API boundary, full, empty, stopped…) are Status values instead.
+//
+// The violation message is written straight to stderr, not through ferry::log (runtime/log.hpp):
+// the process aborts right after it, and the log's sink is user code that may itself be what
+// broke the precondition (or may be the caller, holding the log's lock). docs/core.md.
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,13 +3,18 @@
 //
 // docs/cann-contract/runtime.md#logging: quiet by default for library users — the default level is
 // `error`, so only failures a caller cannot see in a return value (a failed boot, a task that threw
-// on a stream) are printed. FERRY_LOG_LEVEL raises it; set_log_sink redirects it.
+// on a stream) are printed. FERRY_LOG_LEVEL sets it (read on the first message or level query of
+// the process, so it holds for every module, whether or not the runtime ever boots; `off`
+// silences everything); set_log_level overrides it; set_log_sink redirects it. This is ferry's
+// one diagnostic path: the only direct write to stderr is a failed contract check
+// (core/contract.hpp), which aborts at once and must not depend on a sink that may be broken.
 //
 // The state lives in trivially destructible globals (an atomic level and a leaked sink), so a
 // runtime thread that logs while the process exits never touches a destroyed object.
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -51,7 +56,16 @@ enum class LogLevel : int { debug = 0, info = 1, warning = 2, error = 3, off = 4
 using LogSink = std::function<void(LogLevel, std::string_view)>;
 
 namespace detail {
-inline std::atomic<int> log_threshold{static_cast<int>(LogLevel::error)};
+inline constexpr int k_log_level_unset = -1;
+inline std::atomic<int> log_threshold{k_log_level_unset};
+
+// FERRY_LOG_LEVEL when it names a level, else the default, error. A value that names no level
+// is reported by the runtime's configuration when it boots (docs/runtime.md).
+inline int log_threshold_from_environment() noexcept {
+    const char* text = std::getenv("FERRY_LOG_LEVEL");
+    const auto level = text != nullptr ? parse_log_level(text) : std::nullopt;
+    return static_cast<int>(level.value_or(LogLevel::error));
+}
 
 struct LogState {
     std::mutex mutex;
@@ -68,7 +82,15 @@ inline void set_log_level(LogLevel level) noexcept {
     detail::log_threshold.store(static_cast<int>(level), std::memory_order_relaxed);
 }
 [[nodiscard]] inline LogLevel log_level() noexcept {
-    return static_cast<LogLevel>(detail::log_threshold.load(std::memory_order_relaxed));
+    int level = detail::log_threshold.load(std::memory_order_relaxed);
+    if (level == detail::k_log_level_unset) { // first use: the environment, unless set meanwhile
+        const int from_environment = detail::log_threshold_from_environment();
+        if (detail::log_threshold.compare_exchange_strong(level, from_environment,
+                                                          std::memory_order_relaxed)) {
+            level = from_environment;
+        }
+    }
+    return static_cast<LogLevel>(level);
 }
 [[nodiscard]] inline bool log_enabled(LogLevel level) noexcept {
     return level != LogLevel::off && static_cast<int>(level) >= static_cast<int>(log_level());

@@ -1,0 +1,206 @@
+// ferry-inspect: text and JSON output (render.hpp).
+
+#include "render.hpp"
+
+#include <cstdio>
+
+namespace ferry::inspect {
+namespace {
+
+std::string hex64(std::uint64_t value) {
+    char text[24];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+    return text;
+}
+
+const char* ready_text(std::uint32_t ready) {
+    switch (ready) {
+    case 0:
+        return "initialising";
+    case 1:
+        return "ready";
+    case 2:
+        return "abandoned";
+    default:
+        return "invalid";
+    }
+}
+
+std::string layout_text(const SegmentReport& r) {
+    if (r.ring) {
+        std::string text = std::to_string(r.ring->capacity) + " x " +
+                           std::to_string(r.ring->cell_bytes) + " B cells";
+        if (r.max_message_bytes) {
+            text += ", messages <= " + std::to_string(*r.max_message_bytes) + " B";
+        }
+        return text + (r.ring->multi ? ", mpmc" : ", spsc");
+    }
+    if (r.window) {
+        return std::to_string(r.window->data_bytes) + " data bytes" +
+               (r.window->published ? "" : " (not published)");
+    }
+    return "-";
+}
+
+std::string state_text(const SegmentReport& r) {
+    std::string text = r.stale ? "stale" : "live";
+    if (r.ring) {
+        text += " queued " + std::to_string(r.ring->queued) + " blocked " +
+                std::to_string(r.ring->blocked);
+        text += r.ring->stopped ? " stopped" : "";
+        text += r.ring->lost ? " lost" : "";
+    }
+    return text;
+}
+
+std::string pids_text(const SegmentReport& r) {
+    std::string text;
+    for (const auto& p : r.participants) {
+        text += (text.empty() ? "" : ", ") + std::to_string(p.pid) + (p.alive ? " alive" : " dead");
+    }
+    return text.empty() ? "no participants" : "pids " + text;
+}
+
+void field(std::string& out, const char* key, const std::string& value, bool quote = false) {
+    out += (out.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": ";
+    out += quote ? json_string(value) : value;
+}
+std::string boolean(bool value) {
+    return value ? "true" : "false";
+}
+
+std::string ring_json(const RingReport& ring) {
+    std::string out = "{";
+    field(out, "capacity", std::to_string(ring.capacity));
+    field(out, "cell_bytes", std::to_string(ring.cell_bytes));
+    field(out, "policy", ring.multi ? "mpmc" : "spsc", true);
+    field(out, "queued", std::to_string(ring.queued));
+    field(out, "blocked", std::to_string(ring.blocked));
+    field(out, "stopped", boolean(ring.stopped));
+    field(out, "lost", boolean(ring.lost));
+    return out + "}";
+}
+
+std::string header_json(const HeaderFields& h) {
+    std::string out = "{";
+    field(out, "header_format", std::to_string(h.header_format));
+    field(out, "header_bytes", std::to_string(h.header_bytes));
+    field(out, "payload_offset", std::to_string(h.payload_offset));
+    field(out, "payload_bytes", std::to_string(h.payload_bytes));
+    field(out, "total_bytes", std::to_string(h.total_bytes));
+    field(out, "ready", ready_text(h.ready), true);
+    field(out, "layout_name", h.layout_name, true);
+    field(out, "layout_version", std::to_string(h.layout_version));
+    field(out, "layout_hash", hex64(h.layout_hash), true);
+    field(out, "boot_id", h.boot_id, true);
+    field(out, "same_boot", boolean(h.same_boot));
+    field(out, "creator_pid", std::to_string(h.creator_pid));
+    field(out, "creator_start_time", std::to_string(h.creator_start_time));
+    return out + "}";
+}
+
+std::string participants_json(const std::vector<Participant>& participants) {
+    std::string out = "[";
+    for (const auto& p : participants) {
+        std::string one = "{";
+        field(one, "slot", std::to_string(p.slot));
+        field(one, "pid", std::to_string(p.pid));
+        field(one, "generation", std::to_string(p.generation));
+        field(one, "start_time", std::to_string(p.start_time));
+        field(one, "alive", boolean(p.alive));
+        out += (out.size() > 1 ? ", " : "") + one + "}";
+    }
+    return out + "]";
+}
+
+} // namespace
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (byte < 0x20 || byte >= 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string to_json(const SegmentReport& r) {
+    std::string out = "{";
+    field(out, "name", r.name, true);
+    field(out, "kind", r.kind.empty() ? "unreadable" : r.kind, true);
+    field(out, "stale", boolean(r.stale));
+    field(out, "problem", r.problem.empty() ? "null" : json_string(r.problem));
+    field(out, "file_bytes", std::to_string(r.file_bytes));
+    field(out, "header", r.header ? header_json(*r.header) : "null");
+    field(out, "participants", participants_json(r.participants));
+    field(out, "ring", r.ring ? ring_json(*r.ring) : "null");
+    field(out, "max_message_bytes",
+          r.max_message_bytes ? std::to_string(*r.max_message_bytes) : "null");
+    field(out, "window_data_bytes", r.window ? std::to_string(r.window->data_bytes) : "null");
+    return out + "}";
+}
+
+std::string to_json(const std::vector<SegmentReport>& reports) {
+    std::string out = "[";
+    for (const auto& r : reports) {
+        out += (out.size() > 1 ? ",\n " : "") + to_json(r);
+    }
+    return out + "]\n";
+}
+
+std::string list_text(const std::vector<SegmentReport>& reports) {
+    std::string out;
+    for (const auto& r : reports) {
+        const std::string quoted = json_string(r.name); // escaped: the name may be anything
+        out +=
+            quoted.substr(1, quoted.size() - 2) + "  " + (r.kind.empty() ? "unreadable" : r.kind);
+        if (!r.problem.empty()) {
+            out +=
+                "  " + std::string(r.stale ? "stale, " : "") + "not trusted: " + r.problem + "\n";
+            continue;
+        }
+        out += "  " + layout_text(r) + "  " + state_text(r) + "  " + pids_text(r) + "\n";
+    }
+    return out.empty() ? "no ferry segments in /dev/shm\n" : out;
+}
+
+std::string show_text(const SegmentReport& r) {
+    std::string out =
+        "name: " + json_string(r.name) + "\nkind: " + (r.kind.empty() ? "unreadable" : r.kind) +
+        "\nfile bytes: " + std::to_string(r.file_bytes) + "\nstate: " + state_text(r) + "\n";
+    if (!r.problem.empty()) {
+        out += "not trusted: " + r.problem + "\n";
+    }
+    if (r.header) {
+        const HeaderFields& h = *r.header;
+        out += "header format: " + std::to_string(h.header_format) + " (" +
+               std::to_string(h.header_bytes) +
+               " bytes)\npayload: " + std::to_string(h.payload_bytes) + " bytes at offset " +
+               std::to_string(h.payload_offset) +
+               "\ntotal bytes: " + std::to_string(h.total_bytes) +
+               "\nready: " + ready_text(h.ready) + "\nlayout: " + json_string(h.layout_name) +
+               " v" + std::to_string(h.layout_version) + " hash " + hex64(h.layout_hash) +
+               "\nboot id: " + json_string(h.boot_id) +
+               (h.same_boot ? " (this boot)" : " (another boot)") + "\ncreator: pid " +
+               std::to_string(h.creator_pid) + " start time " +
+               std::to_string(h.creator_start_time) + "\n";
+    }
+    for (const auto& p : r.participants) {
+        out += "participant slot " + std::to_string(p.slot) + ": pid " + std::to_string(p.pid) +
+               (p.alive ? " alive" : " dead") + ", generation " + std::to_string(p.generation) +
+               ", start time " + std::to_string(p.start_time) + "\n";
+    }
+    out += "layout details: " + layout_text(r) + "\n";
+    return out;
+}
+
+} // namespace ferry::inspect

@@ -1,0 +1,71 @@
+#pragma once
+// ferry-inspect: what one shared segment in /dev/shm holds, read without trusting it
+// (docs/processes.md, Inspecting segments).
+//
+// read_segment opens the file read-only, applies the library's own checks (owner and mode,
+// header format) to a private copy of the header, and reads the channel ring or window header
+// the same way: copied once, validated, then reported. Nothing is written and the caller is not
+// registered as a participant. A file that fails a check is reported with the check's message.
+
+#include <cstdint>
+#include <ferry/ipc/detail/process_identity.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::inspect {
+
+struct Participant {
+    std::size_t slot = 0;
+    std::int32_t pid = 0;
+    std::uint32_t generation = 0;
+    std::uint64_t start_time = 0;
+    bool alive = false;
+};
+
+// The ring of a typed or message channel (the TDT shared channels are message channels).
+struct RingReport {
+    std::size_t capacity = 0;
+    std::size_t cell_bytes = 0;
+    bool multi = false; // mpmc
+    std::size_t queued = 0;
+    std::size_t blocked = 0;
+    bool stopped = false;
+    bool lost = false;
+};
+
+struct WindowReport {
+    std::uint64_t data_bytes = 0;
+    bool published = false;
+};
+
+// Every field of the segment header, as read into the private copy.
+struct HeaderFields {
+    std::uint32_t header_format = 0, header_bytes = 0, ready = 0, layout_version = 0;
+    std::uint64_t payload_offset = 0, payload_bytes = 0, total_bytes = 0, layout_hash = 0;
+    std::string layout_name, boot_id;
+    std::int32_t creator_pid = 0;
+    std::uint64_t creator_start_time = 0;
+    bool same_boot = false;
+};
+
+struct SegmentReport {
+    std::string name;    // after "ferry." (as found; a foreign file's name may be anything)
+    std::string kind;    // "typed channel", "message channel", "TDT shared channel", "window", ...
+    std::string problem; // empty when every check passed; otherwise why the file is not trusted
+    std::uint64_t file_bytes = 0;
+    std::optional<HeaderFields> header;
+    std::vector<Participant> participants; // registered slots only
+    std::optional<RingReport> ring;
+    std::optional<WindowReport> window;
+    std::optional<std::size_t> max_message_bytes; // message channels, from the layout name
+    bool stale = false; // no live participant: gc may remove it (the library decides again)
+};
+
+// The report for /dev/shm/ferry.<name>; `boot` is this boot's id.
+SegmentReport read_segment(const std::string& name, const ipc::detail::BootId& boot);
+
+// The names (after "ferry.") of every ferry.* file in /dev/shm, sorted.
+std::vector<std::string> segment_names();
+
+} // namespace ferry::inspect

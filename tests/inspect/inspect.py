@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Tests ferry-inspect against segments made by real processes.
+
+Usage: inspect.py FERRY_INSPECT INSPECT_HELPER
+
+1. Two helpers each create a typed channel and say "ready"; the second is then SIGKILLed (and
+   reaped), which leaves its channel stale.
+2. `list --json`: the live channel shows the first helper's pid alive and is not stale; the
+   stale one shows the killed pid dead and is stale. A foreign file (ferry.<name> holding no
+   ferry header) is listed with a problem, not trusted.
+3. `show --json` on the stale one gives every header field.
+4. `gc NAMES --json` (only this test's names: /dev/shm is shared with other tests) removes the
+   stale one and nothing else; the live one and the foreign file are still there.
+5. The live helper closes its channel and exits 0, which removes the name.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+SHM = "/dev/shm"
+
+
+def inspect(tool, *args):
+    run = subprocess.run([tool, *args], capture_output=True, text=True, timeout=30)
+    return run.returncode, run.stdout, run.stderr
+
+
+def start_holder(helper, name):
+    child = subprocess.Popen([helper, name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    line = child.stdout.readline().strip()
+    assert line == "ready", f"helper for {name} said {line!r}"
+    return child
+
+
+def by_name(reports, name):
+    found = [r for r in reports if r["name"] == name]
+    assert len(found) == 1, f"{name} listed {len(found)} times"
+    return found[0]
+
+
+def check_list(tool, live, stale, foreign, holder, victim):
+    status, out, err = inspect(tool, "list", "--json")
+    assert status == 0, f"list exited {status}: {err}"
+    reports = json.loads(out)
+    r = by_name(reports, live)
+    assert r["kind"] == "typed channel" and r["problem"] is None, r
+    assert not r["stale"] and r["ring"]["capacity"] == 4 and r["ring"]["queued"] == 1, r
+    assert [(p["pid"], p["alive"]) for p in r["participants"]] == [(holder.pid, True)], r
+    r = by_name(reports, stale)
+    assert r["stale"] and r["kind"] == "typed channel", r
+    assert [(p["pid"], p["alive"]) for p in r["participants"]] == [(victim.pid, False)], r
+    r = by_name(reports, foreign)
+    assert r["problem"] and "not a ferry segment" in r["problem"] and r["header"] is None, r
+
+
+def check_show(tool, stale, victim):
+    status, out, err = inspect(tool, "show", stale, "--json")
+    assert status == 0, f"show exited {status}: {err}"
+    h = json.loads(out)["header"]
+    assert h["creator_pid"] == victim.pid and h["layout_name"] == "ferry.ipc.channel", h
+    assert h["ready"] == "ready" and h["same_boot"] and h["payload_offset"] == 4096, h
+
+
+def main() -> int:
+    tool, helper = sys.argv[1], sys.argv[2]
+    base = f"inspect-{os.getpid()}"
+    live, stale, foreign = base + "-live", base + "-stale", base + "-foreign"
+    foreign_path = os.path.join(SHM, "ferry." + foreign)
+    fd = os.open(foreign_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(fd, b"not a segment header" * 200)
+    os.close(fd)
+    holder = start_holder(helper, live)
+    try:
+        victim = start_holder(helper, stale)
+        victim.kill()
+        victim.wait()
+        check_list(tool, live, stale, foreign, holder, victim)
+        check_show(tool, stale, victim)
+        status, out, err = inspect(tool, "gc", live, stale, foreign, "--json")
+        assert status == 0, f"gc exited {status}: {out} {err}"
+        assert json.loads(out) == {"removed": [stale], "kept": []}, out
+        assert not os.path.exists(os.path.join(SHM, "ferry." + stale)), "stale one still there"
+        assert os.path.exists(os.path.join(SHM, "ferry." + live)), "gc removed the live one"
+        assert os.path.exists(foreign_path), "gc removed the foreign file"
+    finally:
+        holder.stdin.close()
+        holder_status = holder.wait(timeout=30)
+        os.unlink(foreign_path)
+        if os.path.exists(os.path.join(SHM, "ferry." + stale)):  # a failed run: leave nothing
+            os.unlink(os.path.join(SHM, "ferry." + stale))
+    assert holder_status == 0, f"the live helper exited {holder_status}"
+    assert not os.path.exists(os.path.join(SHM, "ferry." + live)), "live one left behind"
+    print("ferry-inspect: live, stale and foreign segments reported; gc removed the stale one")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
