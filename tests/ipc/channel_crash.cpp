@@ -172,6 +172,32 @@ TEST_CASE("ipc channel: the last live participant to close removes the name", "[
     CHECK(!exists(name));
 }
 
+// The contract (docs/processes.md, A peer that dies): items a process published before it died
+// are complete, and an opener gets them; then the channel answers peer_lost.
+TEST_CASE("ipc channel: opening a channel whose only participant died hands out its items, then "
+          "peer_lost",
+          "[ipc]") {
+    const auto name = unique_name("orphan");
+    auto creator = Small::create(name);
+    REQUIRE(creator);
+    Child child = helper({"fill", name});
+    REQUIRE(child.read_line() == std::to_string(ipc_test::k_small));
+    REQUIRE(creator->close()); // the child is the only participant now
+    child.kill();
+
+    auto late = Small::open(name);
+    REQUIRE(late);
+    for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) {
+        const auto item = late->receive_for(k_bound);
+        REQUIRE(item);
+        CHECK(item->sequence == i);
+    }
+    CHECK(late->receive_for(k_bound).status() == Status::peer_lost);
+    CHECK(late->try_send(make_message(1, 0)) == Status::peer_lost);
+    REQUIRE(late->close());
+    CHECK(!exists(name)); // the last live participant removed it
+}
+
 TEST_CASE("ipc channel: no segment of this run is left in /dev/shm", "[ipc]") {
     CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
 }

@@ -40,6 +40,7 @@
 #include <ferry/runtime/allocation_registry.hpp>
 #include <ferry/runtime/runtime.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,6 +83,11 @@ public:
         return {window_.translate(window_.owner_base(), window_.size()), window_.size()};
     }
     [[nodiscard]] bool is_owner() const noexcept { return owner_; }
+    // A process that opened (or created) this window and died without closing it; what the
+    // window's peer probe watches (Segment::lost_participant). nullopt when closed.
+    [[nodiscard]] std::optional<std::int32_t> lost_participant() const noexcept {
+        return segment_ ? segment_->lost_participant() : std::nullopt;
+    }
     [[nodiscard]] const std::string& name() const noexcept {
         static const std::string closed;
         return segment_ ? segment_->name() : closed;
