@@ -18,8 +18,7 @@
 
 #include <cstdio>
 #include <cstring>
-#include <optional>
-#include <pthread.h>
+#include <memory>
 #include <string>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -43,22 +42,6 @@ int hold(Segment& segment) {
     return 0;
 }
 
-// The main thread leaves; `segment` stays open in the thread that takes over.
-int hold_without_leader(Segment segment) {
-    static std::optional<Segment> held;
-    held.emplace(std::move(segment));
-    static const pthread_t leader = ::pthread_self();
-    pthread_t holder{};
-    const auto body = [](void*) -> void* {
-        ::pthread_join(leader, nullptr); // the leader has called pthread_exit
-        std::exit(hold(*held));
-    };
-    if (::pthread_create(&holder, nullptr, body, nullptr) != 0) {
-        return 4;
-    }
-    ::pthread_exit(nullptr);
-}
-
 int open_and(const std::string& name, const std::string& command, const std::string& arg) {
     auto segment = Segment::open(name, ipc_test::k_tag);
     if (!segment) {
@@ -70,7 +53,8 @@ int open_and(const std::string& name, const std::string& command, const std::str
     } else if (command == "open-mark") {
         bytes[std::stoul(arg)] = std::byte{1};
     } else if (command == "open-hold-leaderless") {
-        return hold_without_leader(std::move(*segment));
+        return ipc_test::continue_without_leader(
+            [held = std::make_shared<Segment>(std::move(*segment))] { return hold(*held); });
     } else {
         return hold(*segment);
     }

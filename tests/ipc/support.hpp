@@ -11,8 +11,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
+#include <functional>
 #include <initializer_list>
 #include <poll.h>
+#include <pthread.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -253,6 +255,25 @@ inline bool wait_for_state(pid_t pid, char state,
         std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
     }
     return false;
+}
+
+// For a helper process: the main thread leaves with pthread_exit, and a second thread, once the
+// main one is gone (its thread-group leader is then a zombie while the process lives on), runs
+// `rest` and ends the process with its result. Returns only if the thread cannot be started.
+inline int continue_without_leader(std::function<int()> rest) {
+    static std::function<int()> body;
+    static pthread_t leader;
+    body = std::move(rest);
+    leader = ::pthread_self();
+    pthread_t next{};
+    const auto run = [](void*) -> void* {
+        ::pthread_join(leader, nullptr);
+        std::exit(body());
+    };
+    if (::pthread_create(&next, nullptr, run, nullptr) != 0) {
+        return 4;
+    }
+    ::pthread_exit(nullptr);
 }
 
 } // namespace ipc_test
