@@ -7,9 +7,12 @@
 //        window with its ScheduleContext, descriptors, token data and scheduler outputs, and two
 //        attention processes, each owning the window with its context, flags and results. They
 //        open each other's windows (ferry::ipc::SharedWindow), write through them, ring the
-//        owners' doorbells and park on their own (DoorbellPark);
+//        owners' doorbells and wait with the default policy, AutoWait (parked on their own
+//        doorbell, watching for a dead peer);
 //   and checks that every process's digest — the FFN's batches, each session's results, over
 //   all layers and micro batches — is bit-identical to the in-process run's.
+// When a role process dies, the others end within a second with a line naming it (exit status
+// 4; see afd_ending.hpp), and this process reports the run as FAILED.
 // Usage: afd_processes [steps-per-session]   (exit status 0 when every digest matches)
 // Roles (what it starts): afd_processes ffn PREFIX STEPS norm|recv
 //                         afd_processes attention PREFIX STEPS SESSION

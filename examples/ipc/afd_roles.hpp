@@ -8,6 +8,8 @@
 // with the owner's addresses (owner_base + offset), as a device context would hold device
 // addresses. A role reports an order-dependent digest of everything it saw, and its errors.
 
+#include "afd_ending.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -263,6 +265,7 @@ struct AttentionEnds {
     ScheduleContextView ffn;  // the FFN context, mapped here
     Window ffn_window;
     bool auto_wait = false; // wait with AutoWait instead of parking on `bell` (examples/net)
+    std::function<void(std::uint32_t)> sent = nullptr; // when set, runs after each step's send
 };
 
 // Waits for step's results and checks every non-masked slot against the expert's answer; how
@@ -313,9 +316,13 @@ inline Report run_attention(const Config& c, const AttentionEnds& e, std::uint32
     const AttentionFlagTable own(e.own.data() + l.flags, c.geometry());
     std::vector<std::int32_t> ids(std::size_t{c.batch_size} * c.experts_per_token);
     std::vector<std::byte> tokens(std::size_t{c.batch_size} * c.token_size);
-    for (std::uint32_t step = 0; step < c.steps; ++step) {
+    bool going = true; // until a wait or a send fails: then the run ends (r.errors says so)
+    for (std::uint32_t step = 0; going && step < c.steps; ++step) {
         if (step >= c.micro_batches) {
-            receive_step(c, e, s, step - c.micro_batches, d, r);
+            going = receive_step(c, e, s, step - c.micro_batches, d, r) == ScheduleExit::served;
+            if (!going) {
+                break;
+            }
         }
         for (std::uint32_t t = 0; t < c.batch_size; ++t) {
             make_token(tokens.data() + std::size_t{t} * c.token_size, c.token_size, s, step, t);
@@ -323,15 +330,16 @@ inline Report run_attention(const Config& c, const AttentionEnds& e, std::uint32
                 ids[std::size_t{t} * c.experts_per_token + k] = expert_for(c, s, step, t, k);
             }
         }
-        if (sender->send(s, step % c.micro_batches, static_cast<std::int32_t>(step), ids, tokens,
-                         k_wait, &own) != ferry::Status::ok) {
-            ++r.errors;
-            break;
+        going = sender->send(s, step % c.micro_batches, static_cast<std::int32_t>(step), ids,
+                             tokens, k_wait, &own) == ferry::Status::ok;
+        r.errors += going ? 0 : 1;
+        if (going && e.sent) {
+            e.sent(step);
         }
     }
     for (std::uint32_t step = c.steps > c.micro_batches ? c.steps - c.micro_batches : 0;
-         step < c.steps; ++step) {
-        receive_step(c, e, s, step, d, r);
+         going && step < c.steps; ++step) {
+        going = receive_step(c, e, s, step, d, r) == ScheduleExit::served;
     }
     r.digest = d.value;
     return r;
@@ -406,12 +414,18 @@ inline Reports run_in_process(const Config& c) {
 
 // ---- the processes: windows PREFIX-ffn and PREFIX-att<s>; lines on stdout ----
 // Both print "ready" once their own window exists, then "report DIGEST ERRORS ROWS"; an ipc
-// error goes to stderr with exit status 2. The FFN opens the attention windows when its stdin
-// reaches EOF (the parent closes it once every attention process is ready).
+// error goes to stderr with exit status 2, a run that ended early (a peer died or stopped it,
+// afd_ending.hpp) a line naming the lost peer with exit status 4. The FFN opens the attention
+// windows when its stdin reaches EOF (the parent closes it once every attention process is
+// ready). Both wait with AutoWait. With AFD_PROGRESS set in the environment, each also prints
+// "step N" once step N is sent (attention) or served (FFN): what tools/afd_kill.py waits for.
 
 inline void say(const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
+}
+inline bool progress_wanted() {
+    return std::getenv("AFD_PROGRESS") != nullptr;
 }
 inline int ipc_failure(const ferry::ipc::Error& error) {
     std::fprintf(stderr, "afd process: %s\n", error.message.c_str());
@@ -430,13 +444,23 @@ inline Report parse_report(const std::string& line) {
     return r;
 }
 
+// The FFN window's data area: the FFN's layout, then the roster (afd_ending.hpp).
+[[nodiscard]] inline std::size_t ffn_window_bytes(const Config& c) {
+    return ffn_layout(c).total + sizeof(Roster);
+}
+
 inline int ffn_process(const std::string& prefix, const Config& c) {
+    if (c.sessions > k_roster_sessions) {
+        return 3;
+    }
     ferry::AllocationRegistry registry; // outlives the window's registration in it
-    auto own = ferry::ipc::SharedWindow::create(prefix + "-ffn", ffn_layout(c).total);
+    auto own = ferry::ipc::SharedWindow::create(prefix + "-ffn", ffn_window_bytes(c));
     if (!own) {
         return ipc_failure(own.error());
     }
     init_ffn(own->data(), own->owner_base(), c);
+    const RosterView roster(own->data(), ffn_layout(c).total);
+    roster.enlist(-1);
     if (own->register_in(registry) != ferry::Status::ok) {
         return 2;
     }
@@ -456,8 +480,23 @@ inline int ffn_process(const std::string& prefix, const Config& c) {
         windows.push_back(peer->window());
         sessions.push_back(std::move(peer.value()));
     }
-    say(format_report(run_ffn(c, {own->data(), own->doorbell(), &registry, views, windows})));
-    return 0;
+    FfnEnds ends{own->data(), own->doorbell(), &registry, views, windows};
+    ends.auto_wait = true;
+    if (progress_wanted()) {
+        ends.consumed = [round = 0U]() mutable {
+            say("step " + std::to_string(round++));
+            return true;
+        };
+    }
+    const Report r = run_ffn(c, ends);
+    say(format_report(r));
+    std::vector<const ferry::ipc::SharedWindow*> watched{&*own};
+    for (const auto& w : sessions) {
+        watched.push_back(&w);
+    }
+    views.emplace_back(own->data().data());
+    windows.push_back(own->window());
+    return end_run("ffn", r.errors == 0, roster, {watched, views, windows});
 }
 
 inline int attention_process(const std::string& prefix, std::uint32_t s, const Config& c) {
@@ -472,10 +511,25 @@ inline int attention_process(const std::string& prefix, std::uint32_t s, const C
     if (!ffn) {
         return ipc_failure(ffn.error());
     }
-    const AttentionEnds ends{own->data(), own->doorbell(), ScheduleContextView(ffn->data().data()),
-                             ffn->window()};
-    say(format_report(run_attention(c, ends, s)));
-    return 0;
+    if (s >= k_roster_sessions || ffn->data().size() != ffn_window_bytes(c)) {
+        std::fprintf(stderr, "afd process: %s does not fit this run\n", ffn->name().c_str());
+        return 2;
+    }
+    const RosterView roster(ffn->data(), ffn_layout(c).total);
+    roster.enlist(static_cast<int>(s));
+    AttentionEnds ends{own->data(), own->doorbell(), ScheduleContextView(ffn->data().data()),
+                       ffn->window()};
+    ends.auto_wait = true;
+    if (progress_wanted()) {
+        ends.sent = [](std::uint32_t step) { say("step " + std::to_string(step)); };
+    }
+    const Report r = run_attention(c, ends, s);
+    say(format_report(r));
+    const ferry::ipc::SharedWindow* watched[] = {&*own, &*ffn};
+    const ScheduleContextView contexts[] = {ends.ffn, ScheduleContextView(own->data().data())};
+    const Window windows[] = {ffn->window(), own->window()};
+    return end_run("attention " + std::to_string(s), r.errors == 0, roster,
+                   {watched, contexts, windows});
 }
 
 } // namespace afd_ipc

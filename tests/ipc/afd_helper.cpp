@@ -13,6 +13,7 @@
 //                          wait took (a wait that ends at its timeout with the flag set by then
 //                          is "served" too)
 //   hold NAME              open window NAME, print "opened", wait for stdin EOF (or SIGKILL)
+//   own NAME               create window NAME, print "owned", wait for stdin EOF (or SIGKILL)
 
 #include "afd_roles.hpp"
 #include "support.hpp"
@@ -48,12 +49,12 @@ int bell_wait(const std::string& name) {
     return 0;
 }
 
-int hold(const std::string& name) {
-    auto window = SharedWindow::open(name);
+int hold(const std::string& name, bool own) {
+    auto window = own ? SharedWindow::create(name, 4096) : SharedWindow::open(name);
     if (!window) {
         return afd_ipc::ipc_failure(window.error());
     }
-    afd_ipc::say("opened");
+    afd_ipc::say(own ? "owned" : "opened");
     char byte = 0;
     while (::read(STDIN_FILENO, &byte, 1) > 0) {
     }
@@ -76,8 +77,8 @@ int main(int argc, char** argv) {
     if (args.size() == 2 && args[0] == "bell-wait") {
         return bell_wait(args[1]);
     }
-    if (args.size() == 2 && args[0] == "hold") {
-        return hold(args[1]);
+    if (args.size() == 2 && (args[0] == "hold" || args[0] == "own")) {
+        return hold(args[1], args[0] == "own");
     }
     return 3;
 }

@@ -172,6 +172,50 @@ TEST_CASE("ipc channel: the last live participant to close removes the name", "[
     CHECK(!exists(name));
 }
 
+TEST_CASE("ipc channel: a peer whose main thread has exited while another thread holds the "
+          "channel is not lost",
+          "[ipc]") {
+    const auto name = unique_name("leaderless");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"hold-leaderless", name});
+    REQUIRE(child.read_line() == "ready");
+    REQUIRE(ipc_test::wait_for_state(child.pid(), 'Z')); // its leader is a zombie now
+    // A parked receive looks at the participants every 20 ms: ten looks, none may call it lost.
+    CHECK(channel->receive_for(200ms).status() == Status::timed_out);
+    CHECK(channel->try_send(make_message(1, 0)) == Status::ok);
+    child.release();
+    CHECK(child.wait_exit() == 0);
+    REQUIRE(channel->close());
+    CHECK(!exists(name));
+}
+
+// The contract (docs/processes.md, A peer that dies): items a process published before it died
+// are complete, and an opener gets them; then the channel answers peer_lost.
+TEST_CASE("ipc channel: opening a channel whose only participant died hands out its items, then "
+          "peer_lost",
+          "[ipc]") {
+    const auto name = unique_name("orphan");
+    auto creator = Small::create(name);
+    REQUIRE(creator);
+    Child child = helper({"fill", name});
+    REQUIRE(child.read_line() == std::to_string(ipc_test::k_small));
+    REQUIRE(creator->close()); // the child is the only participant now
+    child.kill();
+
+    auto late = Small::open(name);
+    REQUIRE(late);
+    for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) {
+        const auto item = late->receive_for(k_bound);
+        REQUIRE(item);
+        CHECK(item->sequence == i);
+    }
+    CHECK(late->receive_for(k_bound).status() == Status::peer_lost);
+    CHECK(late->try_send(make_message(1, 0)) == Status::peer_lost);
+    REQUIRE(late->close());
+    CHECK(!exists(name)); // the last live participant removed it
+}
+
 TEST_CASE("ipc channel: no segment of this run is left in /dev/shm", "[ipc]") {
     CHECK(ipc_test::leftovers(ipc_test::name_prefix()).empty());
 }

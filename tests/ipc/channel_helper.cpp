@@ -16,6 +16,8 @@
 //   ring-stop-when-blocked NAME   as stop-when-blocked, on the ring directly
 //   lock-hold NAME            open Small, take the segment file's flock, print "ready", hold
 //   create-hold NAME          create Small, print "ready", hold
+//   hold-leaderless NAME      open Small; the main thread calls pthread_exit, a second thread
+//                             prints "ready" and holds, then closes (exit status 0)
 
 #include "channel_support.hpp"
 
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <string>
 #include <sys/file.h>
 #include <unistd.h>
@@ -165,6 +168,17 @@ int main(int argc, char** argv) {
         const auto count = std::stoull(argv[5]);
         return std::string(argv[3]) == "shared" ? send_all<Shared>(name, id, count)
                                                 : send_all<Stream>(name, id, count);
+    }
+    if (command == "hold-leaderless") {
+        auto channel = Small::open(name);
+        if (!channel) {
+            return report(channel.error());
+        }
+        return continue_without_leader([held = std::make_shared<Small>(std::move(*channel))] {
+            say("ready");
+            hold();
+            return held->close() ? 0 : 4;
+        });
     }
     if (command == "create-hold") {
         auto channel = Small::create(name);

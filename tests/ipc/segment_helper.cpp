@@ -8,11 +8,17 @@
 //   create-hold NAME BYTES    create, print "ready", hold
 //   open-hold NAME            open, print "ready", hold
 //   create-limited NAME BYTES create with RLIMIT_FSIZE below BYTES: print "<status code>"
+//   open-hold-leaderless NAME open; the main thread then calls pthread_exit while a second
+//                             thread prints "ready" and holds (the process lives on, its
+//                             thread-group leader a zombie)
+//   create-stalled NAME BYTES create, stopping between shm_open and the header write: print
+//                             "stalled", go on after a line on stdin, then print "ready", hold
 
 #include "support.hpp"
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -46,6 +52,9 @@ int open_and(const std::string& name, const std::string& command, const std::str
         std::memset(bytes.data(), std::stoi(arg), bytes.size());
     } else if (command == "open-mark") {
         bytes[std::stoul(arg)] = std::byte{1};
+    } else if (command == "open-hold-leaderless") {
+        return ipc_test::continue_without_leader(
+            [held = std::make_shared<Segment>(std::move(*segment))] { return hold(*held); });
     } else {
         return hold(*segment);
     }
@@ -59,6 +68,15 @@ int create_and(const std::string& name, const std::string& command, std::size_t 
         const rlimit limit{8192, 8192};
         ::setrlimit(RLIMIT_FSIZE, &limit);
         std::signal(SIGXFSZ, SIG_IGN);
+    }
+    if (command == "create-stalled") {
+        ferry::ipc::detail::test_pause_after_shm_open = [] {
+            std::printf("stalled\n");
+            std::fflush(stdout);
+            char c = 0;
+            while (::read(STDIN_FILENO, &c, 1) == 1 && c != '\n') {
+            }
+        };
     }
     auto segment = Segment::create(name, bytes, ipc_test::k_tag);
     if (command == "create-limited") {
@@ -77,10 +95,11 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     const std::string name = argv[2];
     const std::string arg = argc > 3 ? argv[3] : "";
-    if (command == "open-write" || command == "open-mark" || command == "open-hold") {
+    if (command == "open-write" || command == "open-mark" || command == "open-hold" ||
+        command == "open-hold-leaderless") {
         return open_and(name, command, arg);
     }
-    if (command == "create-hold" || command == "create-limited") {
+    if (command == "create-hold" || command == "create-limited" || command == "create-stalled") {
         return create_and(name, command, std::stoul(arg));
     }
     return 3;

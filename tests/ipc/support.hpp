@@ -11,9 +11,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
+#include <functional>
 #include <initializer_list>
 #include <poll.h>
+#include <pthread.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -200,5 +203,77 @@ private:
     int to_child_ = -1;
     int from_child_ = -1;
 };
+
+} // namespace ipc_test
+
+namespace ipc_test {
+
+// The header of the segment named `name`, mapped here apart from any Segment: how tests read
+// and forge participant slots.
+class HeaderView {
+public:
+    explicit HeaderView(const std::string& name) {
+        const int fd = ::open(shm_path(name).c_str(), O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            void* p = ::mmap(nullptr, sizeof(Header), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            header_ = p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
+            ::close(fd);
+        }
+    }
+    HeaderView(const HeaderView&) = delete;
+    HeaderView& operator=(const HeaderView&) = delete;
+    ~HeaderView() {
+        if (header_ != nullptr) {
+            ::munmap(header_, sizeof(Header));
+        }
+    }
+    [[nodiscard]] bool mapped() const noexcept { return header_ != nullptr; }
+    [[nodiscard]] ferry::ipc::detail::ParticipantSlot& slot(std::size_t i) const noexcept {
+        return header_->participants[i];
+    }
+
+private:
+    using Header = ferry::ipc::detail::SegmentHeader;
+    Header* header_ = nullptr;
+};
+
+// Removes whatever a failed test left under `name` (the test's own checks run first).
+struct ScrubName {
+    std::string name;
+    ~ScrubName() { ::unlink(shm_path(name).c_str()); }
+};
+
+// Waits (bounded) until /proc/<pid>/stat shows state `state`; false on timeout.
+inline bool wait_for_state(pid_t pid, char state,
+                           std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const auto stat = ferry::ipc::detail::read_process_stat(pid);
+        if (stat && stat->state == state) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
+    }
+    return false;
+}
+
+// For a helper process: the main thread leaves with pthread_exit, and a second thread, once the
+// main one is gone (its thread-group leader is then a zombie while the process lives on), runs
+// `rest` and ends the process with its result. Returns only if the thread cannot be started.
+inline int continue_without_leader(std::function<int()> rest) {
+    static std::function<int()> body;
+    static pthread_t leader;
+    body = std::move(rest);
+    leader = ::pthread_self();
+    pthread_t next{};
+    const auto run = [](void*) -> void* {
+        ::pthread_join(leader, nullptr);
+        std::exit(body());
+    };
+    if (::pthread_create(&next, nullptr, run, nullptr) != 0) {
+        return 4;
+    }
+    ::pthread_exit(nullptr);
+}
 
 } // namespace ipc_test

@@ -70,7 +70,7 @@ public:
     Segment(Segment&& other) noexcept
         : name_(std::move(other.name_)), map_(std::move(other.map_)),
           payload_(std::exchange(other.payload_, {})), slot_(other.slot_),
-          pid_(std::exchange(other.pid_, 0)), file_(other.file_) {}
+          self_(std::exchange(other.self_, {})), file_(other.file_) {}
     Segment& operator=(Segment&& other) noexcept {
         if (this != &other) {
             close();
@@ -78,7 +78,7 @@ public:
             map_ = std::move(other.map_);
             payload_ = std::exchange(other.payload_, {});
             slot_ = other.slot_;
-            pid_ = std::exchange(other.pid_, 0);
+            self_ = std::exchange(other.self_, {});
             file_ = other.file_;
         }
         return *this;
@@ -89,31 +89,41 @@ public:
 
     // Deregisters and unmaps; idempotent. The segment itself stays (see unlink).
     void close() noexcept {
-        if (map_.data() != nullptr && pid_ == static_cast<std::int32_t>(::getpid())) {
-            detail::deregister_participant(header(), slot_, pid_);
+        if (map_.data() != nullptr && registered_here()) {
+            detail::deregister_participant(header(), slot_, self_);
         }
         map_.reset();
         payload_ = {};
-        pid_ = 0;
+        self_ = {};
     }
 
     // Closes; then, if no live process is registered any more, removes the name (under the
     // unlink lock, and only if the name still refers to this segment's file). ok: closed, and
     // removed or left to the live participants. An error (the lock stayed taken for `wait`)
     // still closes.
-    Expected<void> close_and_remove_if_last(std::chrono::milliseconds wait = k_default_wait);
+    Expected<void> close_and_remove_if_last(std::chrono::milliseconds wait = k_default_wait) {
+        return close_and_remove_name(true, wait);
+    }
+    // Closes, then removes the name whoever else still uses the segment — but only while the
+    // name refers to this segment's file, never to a newer segment of the same name. ok also
+    // when the name is already gone. What an owner that ends a segment's life (SharedWindow)
+    // calls.
+    Expected<void> close_and_remove(std::chrono::milliseconds wait = k_default_wait) {
+        return close_and_remove_name(false, wait);
+    }
 
-    // The pid of a participant registered in this segment (not this process) whose process is
-    // gone, or a zombie, or a reused pid; nullopt when every registered one is alive or closed.
-    // Reads /proc once per registered participant.
+    // The pid of a participant registered in this segment (not this process: same pid and start
+    // time) whose process is gone, or a zombie with no thread left, or a reused pid; nullopt
+    // when every registered one is alive or closed. Reads /proc once per registered participant
+    // (twice for a zombie leader; docs/processes.md, Liveness).
     [[nodiscard]] std::optional<std::int32_t> lost_participant() const noexcept {
         if (!is_open()) {
             return std::nullopt;
         }
-        const auto self = static_cast<std::int32_t>(::getpid());
         for (auto& slot : header().participants) {
             const auto p = detail::read_slot(slot);
-            if (p.pid != 0 && p.pid != self && !detail::is_alive(p.pid, p.start_time)) {
+            if (p.pid != 0 && !detail::same_process(self_, p) &&
+                !detail::is_alive(p.pid, p.start_time)) {
                 return p.pid;
             }
         }
@@ -129,18 +139,22 @@ public:
     }
 
 private:
-    Segment(std::string name, detail::Mapping map, std::size_t slot, std::int32_t pid,
-            detail::FileId file) noexcept
+    Segment(std::string name, detail::Mapping map, std::size_t slot,
+            const detail::ProcessIdentity& self, detail::FileId file) noexcept
         : name_(std::move(name)), map_(std::move(map)),
           // Fixed here, from a header checked by open: a peer that later scribbles over the
           // header cannot move the span.
           payload_(map_.data() + header().payload_offset, header().payload_bytes), slot_(slot),
-          pid_(pid), file_(file) {}
+          self_(self), file_(file) {}
 
+    [[nodiscard]] bool registered_here() const noexcept {
+        return self_.pid != 0 && self_.pid == static_cast<std::int32_t>(::getpid());
+    }
     [[nodiscard]] detail::SegmentHeader& header() const noexcept {
         return *reinterpret_cast<detail::SegmentHeader*>(map_.data());
     }
 
+    Expected<void> close_and_remove_name(bool if_last, std::chrono::milliseconds wait);
     static Expected<Segment> initialise(std::string name, detail::FileDescriptor fd,
                                         const detail::SegmentHeader& first);
     static Expected<Segment> attach(std::string name, int fd, const LayoutTag& tag,
@@ -150,8 +164,9 @@ private:
     detail::Mapping map_;
     std::span<std::byte> payload_;
     std::size_t slot_ = 0;
-    std::int32_t pid_ = 0; // the registered process; 0 when closed
-    detail::FileId file_;  // the file mapped, to tell it from a later segment of the same name
+    // The registered process (pid 0 when closed); a forked child's copy is not registered.
+    detail::ProcessIdentity self_;
+    detail::FileId file_; // the file mapped, to tell it from a later segment of the same name
 };
 
 } // namespace ferry::ipc

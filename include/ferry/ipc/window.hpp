@@ -14,7 +14,8 @@
 // cannot move the window. The doorbell uses FutexScope::shared: the processes map the page at
 // different addresses.
 //
-// The owner's destructor unlinks the name (processes that have it open keep their mapping). The
+// The owner's destructor unlinks the name (processes that have it open keep their mapping); a
+// peer's close unlinks it when the owner died without closing and no other process is left. The
 // owner may also record the data area as external memory (register_in) — in the process
 // runtime's registry, what the C API's aclnnInplaceFfnWorkerScheduler resolves against, or in an
 // AllocationRegistry of the caller's — so that a RegistryResolver accepts the ScheduleContext's
@@ -39,6 +40,7 @@
 #include <ferry/runtime/allocation_registry.hpp>
 #include <ferry/runtime/runtime.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,6 +83,11 @@ public:
         return {window_.translate(window_.owner_base(), window_.size()), window_.size()};
     }
     [[nodiscard]] bool is_owner() const noexcept { return owner_; }
+    // A process that opened (or created) this window and died without closing it; what the
+    // window's peer probe watches (Segment::lost_participant). nullopt when closed.
+    [[nodiscard]] std::optional<std::int32_t> lost_participant() const noexcept {
+        return segment_ ? segment_->lost_participant() : std::nullopt;
+    }
     [[nodiscard]] const std::string& name() const noexcept {
         static const std::string closed;
         return segment_ ? segment_->name() : closed;
@@ -107,21 +114,21 @@ public:
     }
     [[nodiscard]] bool is_registered() const noexcept { return record_.active(); }
 
-    // Erases the registration, unlinks the name (owner) and unmaps; idempotent.
+    // Erases the registration and unmaps; idempotent. The owner removes the name; a peer
+    // removes it when no live process is left (the owner was killed). Either only while the
+    // name still refers to this window's segment (docs/processes.md, Creation, reclaim and
+    // removal).
     void close() noexcept {
         record_.reset();
         if (watch_ != 0) {
             afd::WaitDirectory::instance().remove(watch_);
             watch_ = 0;
         }
-        if (owner_ && segment_ && segment_->is_open()) {
-            (void)Segment::unlink(segment_->name());
+        window_ = {};
+        if (segment_ && segment_->is_open()) {
+            (void)(owner_ ? segment_->close_and_remove() : segment_->close_and_remove_if_last());
         }
         owner_ = false;
-        window_ = {};
-        if (segment_) {
-            segment_->close();
-        }
     }
 
 private:

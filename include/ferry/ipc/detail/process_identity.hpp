@@ -108,18 +108,66 @@ inline std::optional<ProcessIdentity> self_identity() noexcept {
     return ProcessIdentity{pid, stat->start_time};
 }
 
-// Alive: /proc/<pid>/stat exists, is not a zombie (a zombie can no longer touch memory), and
-// has the recorded start time. start_time 0 means "not recorded yet" (a registration in
-// progress): then the pid's existence decides, erring on the side of "alive".
+// The number of threads /proc/<pid>/status counts for the process ("Threads:"); nullopt when
+// it cannot be read. A leader that left with pthread_exit is still counted until the process
+// is reaped, so a process is all gone when this says 1 or less.
+inline std::optional<long> read_thread_count(std::int32_t pid) noexcept {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+    char buf[4096];
+    const auto text = read_proc_file(path, buf, sizeof buf);
+    if (!text) {
+        return std::nullopt;
+    }
+    constexpr std::string_view key = "\nThreads:";
+    const auto at = text->find(key);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    long n = 0;
+    bool digits = false;
+    for (std::size_t i = at + key.size(); i < text->size() && (*text)[i] != '\n'; ++i) {
+        const char c = (*text)[i];
+        if (c >= '0' && c <= '9' && n < 1000000000) {
+            n = n * 10 + (c - '0');
+            digits = true;
+        } else if (c != ' ' && c != '\t') {
+            return std::nullopt;
+        }
+    }
+    return digits ? std::optional<long>(n) : std::nullopt;
+}
+
+// Start times as a participant slot keeps them: the low 32 bits (clock ticks since boot; at
+// 100 Hz they repeat after 497 days of uptime).
+inline std::uint32_t start_fingerprint(std::uint64_t start_time) noexcept {
+    return static_cast<std::uint32_t>(start_time);
+}
+
+// Alive (docs/processes.md, Liveness): /proc/<pid>/stat exists with the recorded start time
+// (compared as start_fingerprint), and the process can still run code. State Z or X of the
+// stat file is the thread-group leader's: a leader that called pthread_exit is a zombie while
+// the process's other threads run on, so a zombie leader counts as dead only when no other
+// thread is left.
 inline bool is_alive(std::int32_t pid, std::uint64_t start_time) noexcept {
     if (pid <= 0) {
         return false;
     }
     const auto stat = read_process_stat(pid);
-    if (!stat || stat->state == 'Z' || stat->state == 'X') {
+    if (!stat || start_fingerprint(stat->start_time) != start_fingerprint(start_time)) {
         return false;
     }
-    return start_time == 0 || stat->start_time == start_time;
+    if (stat->state != 'Z' && stat->state != 'X') {
+        return true;
+    }
+    const auto threads = read_thread_count(pid);
+    return threads && *threads > 1;
+}
+
+// Whether `other` is this very process: the same pid and the same start time.
+inline bool same_process(const ProcessIdentity& self, const ProcessIdentity& other) noexcept {
+    return self.pid == other.pid &&
+           start_fingerprint(self.start_time) == start_fingerprint(other.start_time);
 }
 
 } // namespace ferry::ipc::detail

@@ -16,11 +16,13 @@
 namespace ferry::ipc::detail {
 
 // nullopt: the file open as `fd` is stale (no live participant, or made in another boot, or
-// its creator never wrote a header). Otherwise why it must stay.
-inline std::optional<Error> judge(int fd, const std::string& shm_name, const BootId& boot,
-                                  Clock::time_point deadline) {
+// its creator died before writing a header). Otherwise why it must stay. Called with the file's
+// lock held: a creator holds that lock from its shm_open until the segment is ready, so a file
+// still shorter than a header now has no creator left to write one (docs/processes.md,
+// Creation, reclaim and removal).
+inline std::optional<Error> judge(int fd, const std::string& shm_name, const BootId& boot) {
     bool empty = false;
-    auto header = map_header(fd, shm_name, deadline, &empty);
+    auto header = map_header(fd, shm_name, Clock::now(), &empty);
     if (empty) {
         return std::nullopt;
     }
@@ -49,19 +51,16 @@ inline std::optional<Error> reclaim_if_stale(const std::string& shm_name, const 
     if (auto e = check_owner(fd->get(), shm_name)) {
         return Error{e->status, e->message + "; not reclaiming it", 0};
     }
-    // Held until return: no other reclaimer (or Segment::unlink) can remove this file and let a
-    // new segment take the name between still_named and shm_unlink below.
+    // Held until return: a creator still initialising the file holds it (then this waits, up to
+    // `deadline`, and never judges a half-made segment), and no other reclaimer (or
+    // Segment::unlink) can remove this file and let a new segment take the name meanwhile.
     if (auto e = lock_for_unlink(fd->get(), shm_name, deadline)) {
         return e;
     }
-    if (auto e = judge(fd->get(), shm_name, boot, deadline)) {
+    if (auto e = judge(fd->get(), shm_name, boot)) {
         return e;
     }
-    if (still_named(fd->get(), shm_name) && ::shm_unlink(shm_name.c_str()) != 0 &&
-        errno != ENOENT) {
-        return system_error(Status::failure, "shm_unlink " + shm_name, errno);
-    }
-    return std::nullopt;
+    return unlink_if_named(fd->get(), shm_name);
 }
 
 } // namespace ferry::ipc::detail

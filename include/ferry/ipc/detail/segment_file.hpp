@@ -199,4 +199,14 @@ inline bool still_named(int fd, const std::string& shm_name) {
     return same;
 }
 
+// Removes `shm_name` only if it still names the file open as `fd`: never a newer segment that
+// took the name since. The caller holds lock_for_unlink (or the creation lock) on `fd`, so the
+// name cannot change hands between the check and the unlink.
+inline std::optional<Error> unlink_if_named(int fd, const std::string& shm_name) {
+    if (still_named(fd, shm_name) && ::shm_unlink(shm_name.c_str()) != 0 && errno != ENOENT) {
+        return system_error(Status::failure, "shm_unlink " + shm_name, errno);
+    }
+    return std::nullopt;
+}
+
 } // namespace ferry::ipc::detail

@@ -19,20 +19,17 @@ namespace ferry::ipc::detail {
 
 inline constexpr std::uint64_t k_segment_magic = 0x4745535952524546ULL; // "FERRYSEG"
 // Bumped whenever SegmentHeader changes: a segment of another format is refused, not misread.
-inline constexpr std::uint32_t k_header_format = 1;
+inline constexpr std::uint32_t k_header_format = 2;
 inline constexpr std::size_t k_max_participants = 64;
 inline constexpr std::size_t k_payload_alignment = 4096; // the payload starts on a page
 
 enum ReadyState : std::uint32_t { k_initialising = 0, k_ready = 1, k_abandoned = 2 };
 
-// One registered process. `word` = generation << 32 | pid (pid 0: free); the generation changes
-// on every claim and release, so a reader can tell that a slot changed under it. start_time
-// belongs to the claim whose generation is in start_generation.
+// One registered process, in one word so that a reader sees a registration whole or not at all
+// (docs/processes.md, Liveness): word = start_fingerprint(start time) << 32 | pid; 0 when free.
+// Pids fit: the kernel's pid limit is 2^22.
 struct ParticipantSlot {
     std::uint64_t word;
-    std::uint64_t start_time;
-    std::uint32_t start_generation;
-    std::uint32_t reserved;
 };
 
 struct SegmentHeader {
@@ -59,14 +56,12 @@ static_assert(sizeof(SegmentHeader) <= k_payload_alignment);
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free &&
               std::atomic_ref<std::uint64_t>::required_alignment == alignof(std::uint64_t));
 
-inline std::uint64_t slot_word(std::uint32_t generation, std::int32_t pid) noexcept {
-    return (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(pid);
+inline std::uint64_t slot_word(const ProcessIdentity& p) noexcept {
+    return (std::uint64_t{start_fingerprint(p.start_time)} << 32) |
+           static_cast<std::uint32_t>(p.pid);
 }
-inline std::int32_t slot_pid(std::uint64_t word) noexcept {
-    return static_cast<std::int32_t>(word & 0xffffffffU);
-}
-inline std::uint32_t slot_generation(std::uint64_t word) noexcept {
-    return static_cast<std::uint32_t>(word >> 32);
+inline ProcessIdentity slot_identity(std::uint64_t word) noexcept {
+    return ProcessIdentity{static_cast<std::int32_t>(word & 0xffffffffU), word >> 32};
 }
 
 // The header a creator writes first: everything but the reservation, not yet ready, with the
@@ -88,7 +83,7 @@ inline SegmentHeader make_header(const LayoutTag& tag, std::uint64_t payload_byt
     std::memcpy(h.boot_id, boot.data(), boot.size());
     h.creator_pid = creator.pid;
     h.creator_start_time = creator.start_time;
-    h.participants[0] = ParticipantSlot{slot_word(1, creator.pid), creator.start_time, 1, 0};
+    h.participants[0] = ParticipantSlot{slot_word(creator)};
     return h;
 }
 
@@ -96,19 +91,9 @@ inline bool same_boot(const SegmentHeader& h, const BootId& boot) noexcept {
     return std::memcmp(h.boot_id, boot.data(), boot.size()) == 0;
 }
 
-// A consistent view of one slot: pid 0 when free; start_time 0 when not yet published.
+// One slot's registration: pid 0 when free; start_time holds the start_fingerprint only.
 inline ProcessIdentity read_slot(ParticipantSlot& slot) noexcept {
-    std::atomic_ref<std::uint64_t> word(slot.word);
-    for (;;) {
-        const std::uint64_t before = word.load();
-        const std::uint32_t generation =
-            std::atomic_ref<std::uint32_t>(slot.start_generation).load();
-        const std::uint64_t start = std::atomic_ref<std::uint64_t>(slot.start_time).load();
-        if (word.load() == before) {
-            const bool published = generation == slot_generation(before);
-            return ProcessIdentity{slot_pid(before), published ? start : 0};
-        }
-    }
+    return slot_identity(std::atomic_ref<std::uint64_t>(slot.word).load());
 }
 
 // The pid of a live participant, if any. Participants of another boot are all dead.
@@ -128,14 +113,7 @@ inline std::optional<std::int32_t> live_participant(SegmentHeader& h, const Boot
 // Claims the slot whose current word is `seen` for `self`; false when another process won it.
 inline bool claim_slot(ParticipantSlot& slot, std::uint64_t seen,
                        const ProcessIdentity& self) noexcept {
-    const std::uint32_t generation = slot_generation(seen) + 1;
-    if (!std::atomic_ref<std::uint64_t>(slot.word).compare_exchange_strong(
-            seen, slot_word(generation, self.pid))) {
-        return false;
-    }
-    std::atomic_ref<std::uint64_t>(slot.start_time).store(self.start_time);
-    std::atomic_ref<std::uint32_t>(slot.start_generation).store(generation);
-    return true;
+    return std::atomic_ref<std::uint64_t>(slot.word).compare_exchange_strong(seen, slot_word(self));
 }
 
 // Registers `self`: a free slot first, else the slot of a dead participant. nullopt: table full.
@@ -145,7 +123,7 @@ inline std::optional<std::size_t> register_participant(SegmentHeader& h,
         for (std::size_t i = 0; i < k_max_participants; ++i) {
             auto& slot = h.participants[i];
             const std::uint64_t seen = std::atomic_ref<std::uint64_t>(slot.word).load();
-            const ProcessIdentity p = read_slot(slot);
+            const ProcessIdentity p = slot_identity(seen);
             const bool usable = pass == 0 ? p.pid == 0 : !is_alive(p.pid, p.start_time);
             if (usable && claim_slot(slot, seen, self)) {
                 return i;
@@ -155,13 +133,11 @@ inline std::optional<std::size_t> register_participant(SegmentHeader& h,
     return std::nullopt;
 }
 
-// Frees slot `index` if it still belongs to `pid` (a dead-slot takeover may have reused it).
-inline void deregister_participant(SegmentHeader& h, std::size_t index, std::int32_t pid) noexcept {
-    std::atomic_ref<std::uint64_t> word(h.participants[index].word);
-    std::uint64_t seen = word.load();
-    if (slot_pid(seen) == pid) {
-        word.compare_exchange_strong(seen, slot_word(slot_generation(seen) + 1, 0));
-    }
+// Frees slot `index` if it still holds `self` (a dead-slot takeover may have reused it).
+inline void deregister_participant(SegmentHeader& h, std::size_t index,
+                                   const ProcessIdentity& self) noexcept {
+    std::uint64_t seen = slot_word(self);
+    std::atomic_ref<std::uint64_t>(h.participants[index].word).compare_exchange_strong(seen, 0);
 }
 
 } // namespace ferry::ipc::detail

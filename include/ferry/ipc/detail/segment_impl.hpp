@@ -13,6 +13,10 @@
 
 namespace ferry::ipc::detail {
 
+// A test seam: when set, create calls it between its shm_open and its header write, so that a
+// test can hold a creator at the point where its file exists and is still empty.
+inline void (*test_pause_after_shm_open)() = nullptr;
+
 struct Caller {
     ProcessIdentity self;
     BootId boot;
@@ -73,13 +77,27 @@ inline SegmentHeader& header_of(const Mapping& map) noexcept {
 }
 
 // Undoes a create that failed after its shm_open: openers already waiting see "creation
-// failed" instead of timing out, and the name is removed (the file is ours: see reclaim.hpp).
+// failed" instead of timing out, and the name is removed if it is still this file's (the
+// creation lock is held: see reclaim.hpp).
 inline Error abandon(int fd, const std::string& shm_name, Error error) {
     const std::uint32_t abandoned = k_abandoned;
     [[maybe_unused]] const auto written =
         ::pwrite(fd, &abandoned, sizeof abandoned, offsetof(SegmentHeader, ready));
-    ::shm_unlink(shm_name.c_str());
+    (void)unlink_if_named(fd, shm_name);
     return error;
+}
+
+// The creation lock (docs/processes.md, Creation, reclaim and removal): the creator of `fd`,
+// just made with O_EXCL, locks it exclusively and keeps the lock until the segment is ready or
+// abandoned, so no reclaimer judges the file meanwhile. A reclaimer that locked first may have
+// found the fresh file empty and removed it: then `fd` is no longer named and false tells the
+// creator to start over.
+inline Expected<bool> lock_new_file(int fd, const std::string& shm_name,
+                                    Clock::time_point deadline) {
+    if (auto e = lock_for_unlink(fd, shm_name, deadline)) {
+        return *e;
+    }
+    return still_named(fd, shm_name);
 }
 
 // Writes the header, reserves the file, maps it, and returns the mapping (not yet ready).
@@ -116,8 +134,11 @@ inline Expected<Segment> Segment::initialise(std::string name, detail::FileDescr
     std::uint32_t& ready = detail::header_of(*map).ready;
     std::atomic_ref<std::uint32_t>(ready).store(detail::k_ready, std::memory_order_release);
     ferry::detail::futex_wake(&ready, INT_MAX, ferry::detail::FutexScope::shared);
-    return Segment(std::move(name), std::move(*map), 0, first.creator_pid,
-                   detail::file_id(fd.get()));
+    // The creation lock ends here. Explicitly: the mapping keeps the open file (and with it
+    // the flock) alive after fd closes.
+    ::flock(fd.get(), LOCK_UN);
+    return Segment(std::move(name), std::move(*map), 0,
+                   {first.creator_pid, first.creator_start_time}, detail::file_id(fd.get()));
 }
 
 inline Expected<Segment> Segment::create(std::string_view name, std::size_t payload_bytes,
@@ -144,13 +165,23 @@ inline Expected<Segment> Segment::create(std::string_view name, std::size_t payl
     // Bounded: each round either creates, fails, or removed a stale segment that someone else
     // then re-created under the name before us.
     for (int round = 0; round < 4; ++round) {
-        const int fd =
-            ::shm_open(shm.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd >= 0) {
-            return initialise(std::string(name), detail::FileDescriptor(fd), first);
-        }
-        if (errno != EEXIST) {
+        detail::FileDescriptor fd(
+            ::shm_open(shm.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (fd.get() < 0 && errno != EEXIST) {
             return detail::system_error(Status::failure, "shm_open " + shm, errno);
+        }
+        if (fd.get() >= 0) {
+            auto locked = detail::lock_new_file(fd.get(), shm, deadline);
+            if (!locked) {
+                return locked.error();
+            }
+            if (!*locked) {
+                continue; // removed as an empty leftover before we locked it: make it again
+            }
+            if (detail::test_pause_after_shm_open != nullptr) {
+                detail::test_pause_after_shm_open();
+            }
+            return initialise(std::string(name), std::move(fd), first);
         }
         if (auto e = detail::reclaim_if_stale(shm, caller->boot, deadline)) {
             return *e;
@@ -212,17 +243,17 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
     // seen live by that judgement, or sees the name gone here and gives up.
     const bool locked = detail::lock_shared(fd, deadline);
     if (!locked || !detail::still_named(fd, shm)) {
-        detail::deregister_participant(detail::header_of(*map), *slot, caller->self.pid);
+        detail::deregister_participant(detail::header_of(*map), *slot, caller->self);
         return locked ? Error{Status::invalid_file, "ipc: " + shm + " was removed while opening", 0}
                       : Error{Status::timed_out,
                               "ipc: " + shm + " stayed locked by another process", 0};
     }
     ::flock(fd, LOCK_UN);
-    return Segment(std::move(name), std::move(*map), *slot, caller->self.pid, detail::file_id(fd));
+    return Segment(std::move(name), std::move(*map), *slot, caller->self, detail::file_id(fd));
 }
 
-inline Expected<void> Segment::close_and_remove_if_last(std::chrono::milliseconds wait) {
-    if (!is_open() || pid_ != static_cast<std::int32_t>(::getpid())) {
+inline Expected<void> Segment::close_and_remove_name(bool if_last, std::chrono::milliseconds wait) {
+    if (!is_open() || !registered_here()) {
         close();
         return {};
     }
@@ -236,14 +267,15 @@ inline Expected<void> Segment::close_and_remove_if_last(std::chrono::millisecond
         close();
         return *e;
     }
-    detail::deregister_participant(header(), slot_, pid_);
-    pid_ = 0; // deregistered: close() must not do it again
+    detail::deregister_participant(header(), slot_, self_);
+    self_ = {}; // deregistered: close() must not do it again
     const auto boot = detail::read_boot_id();
-    const bool last = boot && !detail::live_participant(header(), *boot);
+    const bool remove = !if_last || (boot && !detail::live_participant(header(), *boot));
     close();
-    if (last && detail::still_named(fd->get(), shm) && ::shm_unlink(shm.c_str()) != 0 &&
-        errno != ENOENT) {
-        return detail::system_error(Status::failure, "shm_unlink " + shm, errno);
+    if (remove) {
+        if (auto e = detail::unlink_if_named(fd->get(), shm)) {
+            return *e;
+        }
     }
     return {};
 }
@@ -279,8 +311,8 @@ inline Expected<void> Segment::unlink(std::string_view name, std::chrono::millis
     if (auto e = detail::lock_for_unlink(fd->get(), shm, detail::Clock::now() + wait)) {
         return *e;
     }
-    if (detail::still_named(fd->get(), shm) && ::shm_unlink(shm.c_str()) != 0 && errno != ENOENT) {
-        return detail::system_error(Status::failure, "shm_unlink " + shm, errno);
+    if (auto e = detail::unlink_if_named(fd->get(), shm)) {
+        return *e;
     }
     return {};
 }
