@@ -39,6 +39,15 @@ public:
         wp.thread_mode = UCS_THREAD_MODE_SINGLE;
         if (s != UCS_OK || ucp_worker_create(context_, &wp, &worker_) != UCS_OK) {
             worker_ = nullptr;
+            return;
+        }
+        for (const auto kind : wire::k_kinds) { // the node's heartbeats and answers: ignored
+            ucp_am_handler_param_t hp{};
+            hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+            hp.id = static_cast<unsigned>(kind);
+            hp.cb = [](void*, const void*, std::size_t, void*, std::size_t,
+                       const ucp_am_recv_param_t*) { return UCS_OK; };
+            ucp_worker_set_am_recv_handler(worker_, &hp);
         }
     }
     RawPeer(const RawPeer&) = delete;

@@ -328,7 +328,7 @@ inline void Node::Impl::heartbeat_tick(clock::time_point now) {
         }
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+        p.flags = UCP_AM_SEND_FLAG_EAGER;
         void* request =
             ucp_am_send_nbx(conn->ep, static_cast<unsigned>(detail::wire::Kind::heartbeat),
                             &conn->heartbeat, sizeof conn->heartbeat, nullptr, 0, &p);

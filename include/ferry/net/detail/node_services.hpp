@@ -35,7 +35,7 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     p.cb.send = &Impl::on_sent;
     p.user_data = op.get();
-    p.flags = UCP_AM_SEND_FLAG_REPLY | flags;
+    p.flags = flags;
     void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
                                     op->header.size(), payload.data(), payload.size(), &p);
     if (request == nullptr) {
