@@ -233,6 +233,30 @@ inline void Node::Impl::apply_deferred(detail::Conn& conn) {
     }
 }
 
+namespace detail {
+
+// Writes a put's bytes. An aligned 4- or 8-byte put — a window's flag (afd::Window::publish) —
+// is one release store, which a reader's acquire load of the flag pairs with: what this thread
+// wrote before (the data) is visible to a reader that sees the flag.
+inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
+    const auto at = reinterpret_cast<std::uintptr_t>(into.data());
+    if (bytes.size() == 4 && at % 4 == 0) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, bytes.data(), 4);
+        std::atomic_ref(*reinterpret_cast<std::uint32_t*>(into.data()))
+            .store(v, std::memory_order_release);
+    } else if (bytes.size() == 8 && at % 8 == 0) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, bytes.data(), 8);
+        std::atomic_ref(*reinterpret_cast<std::uint64_t*>(into.data()))
+            .store(v, std::memory_order_release);
+    } else {
+        std::memcpy(into.data(), bytes.data(), bytes.size());
+    }
+}
+
+} // namespace detail
+
 inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
     namespace wire = detail::wire;
     if (w.kind == wire::Kind::flush) {
@@ -247,7 +271,7 @@ inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
     }
     auto into = region.memory.subspan(static_cast<std::size_t>(w.offset));
     if (w.descriptor == nullptr) {
-        std::memcpy(into.data(), w.bytes.data(), w.bytes.size());
+        detail::store(into, w.bytes);
         return;
     }
     // A rendezvous: UCX places the bytes straight into the region; what follows waits for it.
