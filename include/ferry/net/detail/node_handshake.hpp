@@ -237,6 +237,9 @@ inline detail::Conn* Node::Impl::identify(std::span<const std::byte> header,
         return nullptr;
     }
     auto* conn = found->second;
+    if (conn->state == detail::ConnState::lost) {
+        return nullptr; // a connection already closed: what was in flight on it is dropped
+    }
     if (conn->state == detail::ConnState::handshake) {
         conn->state = detail::ConnState::peer;
         notify();
