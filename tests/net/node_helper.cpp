@@ -5,15 +5,15 @@
 //   node_helper connect [--secret S]  reads the address to connect to from its first stdin line,
 //                                     prints "connected <peer>" or "refused <status>"
 //   node_helper listen                prints "address <host:port>"
-//   node_helper raw SCENARIO          speaks UCX itself (raw_peer.hpp): early | malformed |
-//                                     forged | no-reply; prints the outcome
+//   node_helper raw SCENARIO          speaks the handshake and UCX itself (raw_scenarios.hpp);
+//                                     prints the outcome
 // Options: --heartbeat MS --peer-timeout MS.
-// Commands: accepted | peers | regions | send SERVICE BYTES SEED [HEADER] | zero |
+// Commands: accepted | refusals | peers | regions | send SERVICE BYTES SEED [HEADER] | zero |
 //           wait-ring OFFSET BYTES SEED FLAG_OFFSET | wait-lost | exit
 // Service messages that arrive print "got <bytes> ok" (the pattern of the seed in the header's
 // first byte) or "got <bytes> bad".
 
-#include "raw_peer.hpp"
+#include "raw_scenarios.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -97,6 +97,8 @@ void command(State& st, const std::string& line) {
     if (verb == "accepted") {
         const auto s = st.node->await_peers(1, 10s);
         say("accepted " + std::string(ferry::name_of(s)));
+    } else if (verb == "refusals") {
+        say("refusals " + std::to_string(st.node->refusals()) + " " + st.node->last_refusal());
     } else if (verb == "peers") {
         say("peers " + std::to_string(st.node->peers().size()));
     } else if (verb == "regions") {
@@ -140,9 +142,7 @@ int main(int argc, char** argv) {
     }
     const std::string mode = argv[1];
     if (mode == "raw" && argc == 3) {
-        std::string address;
-        std::getline(std::cin, address);
-        return net_test::run_raw(argv[2], address);
+        return net_test::run_raw(argv[2]);
     }
     auto secret = net::Secret::from_environment();
     net::NodeOptions options;

@@ -11,8 +11,14 @@
 #include <condition_variable>
 #include <ferry/afd/auto_wait.hpp>
 #include <ferry/net/window.hpp>
+#include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 using ferry::Status;
 using namespace ferry;
@@ -24,7 +30,7 @@ constexpr auto k_limit = std::chrono::seconds(10);
 struct Pair {
     // Destroyed in reverse: the remote window, the writer, the owner node (whose ring handler
     // holds the exposed doorbell), then the exposed window and the memory.
-    alignas(64) std::array<std::byte, 4096> memory{};
+    std::vector<std::byte> memory;
     std::unique_ptr<net::ExposedWindow> exposed;
     std::unique_ptr<net::Node> owner, writer;
     net::PeerId peer = 0;
@@ -38,7 +44,7 @@ struct Pair {
         REQUIRE(n.has_value());
         return std::move(*n);
     }
-    Pair() {
+    explicit Pair(std::size_t bytes = 4096) : memory(bytes) {
         owner = node("127.0.0.1:0");
         auto e = net::ExposedWindow::expose(*owner, memory);
         REQUIRE(e.has_value());
@@ -74,6 +80,26 @@ struct Pair {
     }
 };
 
+// Waits (bounded) until thread `tid` of this process is in the futex system call: parked.
+bool parked(pid_t tid) {
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
+    const std::string futex = std::to_string(SYS_futex) + " ";
+    const auto deadline = std::chrono::steady_clock::now() + k_limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        char buf[64] = {};
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        if (n > 0 && std::string(buf).rfind(futex, 0) == 0) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
+    }
+    return false;
+}
+
 const std::array<std::byte, 16> k_payload = [] {
     std::array<std::byte, 16> p{};
     p.fill(std::byte{0xC3});
@@ -97,6 +123,48 @@ TEST_CASE("net/window: a remote window writes the owner's memory, then the flag,
     CHECK(w.flush(k_limit) == Status::ok);
 }
 
+// The owner parks on its doorbell before anything is written; the writer then puts a payload
+// large enough for a rendezvous, the flag and a ring. The owner checks the payload at the moment
+// it sees the flag: a flag applied before its data would show here.
+TEST_CASE("net/window: a parked owner wakes to the flag, and the data is there when it does",
+          "[net][window]") {
+    constexpr std::size_t bytes = std::size_t{1} << 20;
+    Pair pair(bytes);
+    std::atomic<pid_t> tid{0};
+    int parks = 0;
+    bool data_ok = false;
+    std::thread owner([&] {
+        tid = static_cast<pid_t>(::syscall(SYS_gettid));
+        const afd::Doorbell bell = pair.exposed->doorbell();
+        const auto deadline = afd::Doorbell::clock::now() + k_limit;
+        bell.arm();
+        while (afd::Doorbell::clock::now() < deadline) {
+            const std::uint32_t rings = bell.snapshot();
+            if (pair.flag(64) == 1) {
+                data_ok = std::all_of(pair.memory.begin() + 4096, pair.memory.end(),
+                                      [](std::byte b) { return b == std::byte{0xC3}; });
+                break;
+            }
+            bell.park(rings, deadline);
+            ++parks;
+        }
+        bell.disarm();
+    });
+    while (tid == 0) {
+        std::this_thread::yield();
+    }
+    REQUIRE(parked(tid));
+    const afd::Window w = pair.remote->window();
+    const std::vector<std::byte> payload(bytes - 4096, std::byte{0xC3});
+    REQUIRE(w.write(pair.base() + 4096, payload) == Status::ok);
+    REQUIRE(w.publish(pair.base() + 64, 1) == Status::ok);
+    REQUIRE(w.ring() == Status::ok);
+    owner.join();
+    CHECK(parks >= 1);
+    CHECK(data_ok);
+    CHECK(pair.owner->refusals() == 0);
+}
+
 TEST_CASE("net/window: a remote window refuses what lies outside and writes nothing",
           "[net][window]") {
     Pair pair;
@@ -112,7 +180,7 @@ TEST_CASE("net/window: a remote window refuses what lies outside and writes noth
     REQUIRE(w.publish(pair.base() + 128, 7) == Status::ok);
     REQUIRE(w.ring() == Status::ok);
     REQUIRE(pair.wait_flag(128, 7));
-    std::array<std::byte, 4096> rest = pair.memory;
+    std::vector<std::byte> rest = pair.memory;
     std::fill_n(rest.begin() + 128, 4, std::byte{0}); // the flag
     CHECK(std::all_of(rest.begin(), rest.end(), [](std::byte b) { return b == std::byte{0}; }));
 }

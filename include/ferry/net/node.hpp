@@ -39,6 +39,7 @@
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/secret.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,8 @@ struct NodeOptions {
     Secret secret;
     std::chrono::milliseconds heartbeat{100};
     std::chrono::milliseconds peer_timeout{2000};
+    // How long a connection to this node's listener has to complete the handshake.
+    std::chrono::milliseconds handshake_timeout{5000};
     // Extra UCX settings (name without the UCX_ prefix, value), applied over the environment's
     // UCX_* variables; e.g. {"TLS", "tcp"}.
     std::vector<std::pair<std::string, std::string>> ucx_settings;
@@ -148,9 +151,11 @@ public:
     std::uint64_t on_peer_lost(std::function<void(PeerId)> handler);
     void unwatch(std::uint64_t token);
 
-    // Messages refused (bad secret, unknown service, a handler's verdict) and the last reason.
+    // Connections and messages refused (bad secret, malformed or unknown input, a handler's
+    // verdict, too many unfinished handshakes), the last reason, and the count per reason.
     [[nodiscard]] std::uint64_t refusals() const noexcept;
     [[nodiscard]] std::string last_refusal() const;
+    [[nodiscard]] std::map<std::string, std::uint64_t> refusals_by_reason() const;
 
     // One-sided access. expose() registers memory for remote writes (before connecting or
     // accepting peers: the table travels in the handshake); `bell` is rung when a peer calls

@@ -1,6 +1,6 @@
 #pragma once
-// Node::Impl: endpoints, connecting, accepting, refusing and losing peers (docs/multi-node.md,
-// Connections and Failure behaviour).
+// Node::Impl: endpoints, admitting, refusing and losing peers (docs/multi-node.md, Connections
+// and Failure behaviour; docs/security.md for what is refused).
 
 #include <ferry/net/detail/node_state.hpp>
 
@@ -8,8 +8,10 @@ namespace ferry::net {
 
 inline std::uint64_t Node::Impl::token() {
     std::uint64_t t = 0;
-    while (t == 0) { // 0 is the hello's token
-        t = random();
+    while (t == 0 || by_token.contains(t)) { // 0 names no connection
+        if (!detail::handshake::random_bytes(std::as_writable_bytes(std::span(&t, 1)))) {
+            t = random();
+        }
     }
     return t;
 }
@@ -24,38 +26,41 @@ inline ucp_ep_params_t Node::Impl::ep_params() {
     return p;
 }
 
-inline detail::Conn* Node::Impl::add_conn(ucp_ep_h ep, bool accepted, std::string where) {
+// A connection whose other side proved the secret and told its Info: an endpoint to its UCX
+// worker address, its regions, and a PeerId. A connecting side's connection is a peer at once;
+// an accepted one when the client's Ready (or its first message) arrives. nullptr and `error`
+// when UCX cannot reach the worker address.
+inline detail::Conn* Node::Impl::admit(const detail::handshake::Info& theirs,
+                                       std::uint64_t recv_token, bool accepted, std::string where,
+                                       std::string& error) {
+    auto p = ep_params();
+    p.field_mask |= UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    p.address = reinterpret_cast<const ucp_address_t*>(theirs.worker_address.data());
+    ucp_ep_h ep = nullptr;
+    if (const auto s = ucp_ep_create(worker.h, &p, &ep); s != UCS_OK) {
+        error = std::string("cannot reach the peer's UCX worker: ") + ucs_status_string(s);
+        return nullptr;
+    }
     auto conn = std::make_unique<detail::Conn>();
     conn->ep = ep;
     conn->accepted = accepted;
     conn->where = std::move(where);
-    conn->recv_token = token();
+    conn->recv_token = recv_token;
+    conn->send_token = theirs.token;
+    conn->heartbeat = detail::wire::frame(detail::wire::Kind::heartbeat, conn->send_token);
     conn->last_heard = clock::now();
+    for (const auto& r : theirs.regions) {
+        conn->regions.push_back(RemoteRegion{r.id, r.base, r.size});
+    }
+    conn->id = next_peer++;
+    conn->state = accepted ? detail::ConnState::handshake : detail::ConnState::peer;
     auto* raw = conn.get();
     conns.push_back(std::move(conn));
     by_ep[ep] = raw;
+    by_token[recv_token] = raw;
+    by_id[raw->id] = raw;
+    notify();
     return raw;
-}
-
-inline void Node::Impl::on_conn_request(ucp_conn_request_h request, void* arg) {
-    auto& self = *static_cast<Impl*>(arg);
-    std::lock_guard lock(self.mu);
-    InCallback guard;
-    ucp_conn_request_attr_t attr{};
-    attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-    std::string where = "?";
-    if (ucp_conn_request_query(request, &attr) == UCS_OK) {
-        where = detail::format_address(attr.client_address);
-    }
-    auto p = self.ep_params();
-    p.field_mask |= UCP_EP_PARAM_FIELD_CONN_REQUEST;
-    p.conn_request = request;
-    ucp_ep_h ep = nullptr;
-    if (const auto s = ucp_ep_create(self.worker.h, &p, &ep); s != UCS_OK) {
-        detail::log_ucx(("cannot accept " + where).c_str(), s);
-        return;
-    }
-    self.add_conn(ep, true, std::move(where));
 }
 
 inline void Node::Impl::on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
@@ -69,21 +74,34 @@ inline void Node::Impl::on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status)
 }
 
 // Marks the connection lost (for good), schedules its endpoint's forced close (which fails its
-// outstanding requests) and, for a peer, its on_peer_lost handlers.
-inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason) {
+// outstanding requests) and, for a peer, its on_peer_lost handlers. `closed`: the peer said
+// goodbye (a normal end, logged as such).
+inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason, bool closed) {
     if (conn.state == detail::ConnState::lost) {
         return;
     }
     const bool was_peer = conn.state == detail::ConnState::peer;
-    conn.state = detail::ConnState::lost;
+    conn.state = detail::ConnState::lost; // its token stays known: what it still sends is dropped
     if (conn.ep != nullptr) {
         by_ep.erase(conn.ep);
         to_close.push_back(conn.ep);
         conn.ep = nullptr;
     }
+    for (auto& w : conn.deferred) {
+        if (w.descriptor != nullptr) {
+            ucp_am_data_release(worker.h, w.descriptor);
+        }
+    }
+    conn.deferred.clear();
+    conn.deferred_bytes = 0;
     if (was_peer) {
-        detail::log_line("lost peer " + std::to_string(conn.id) + " (" + conn.where +
-                         "): " + reason);
+        if (closed) {
+            detail::log_line("peer " + std::to_string(conn.id) + " (" + conn.where + ") closed",
+                             LogLevel::info);
+        } else {
+            detail::log_line("lost peer " + std::to_string(conn.id) + " (" + conn.where +
+                             "): " + reason);
+        }
         losses.fetch_add(1, std::memory_order_acq_rel);
         newly_lost.push_back(conn.id);
     }
@@ -91,19 +109,22 @@ inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason) {
     drain();
 }
 
+inline void Node::Impl::count_refusal(const std::string& reason) {
+    std::lock_guard lock(refusal_mu);
+    last_refusal = reason;
+    ++refusal_reasons[reason];
+    refusals.fetch_add(1, std::memory_order_acq_rel);
+}
+
 // A refusal: counted, logged, and the connection closed (a peer is lost). `conn` null: the
-// sender cannot be told apart (a forged endpoint id), so only the count and the log.
+// sender cannot be told apart (an unknown token), so only the count and the log.
 inline void Node::Impl::refuse(detail::Conn* conn, const std::string& reason) {
     const std::string who =
         conn == nullptr ? "an unidentified sender"
                         : (conn->where + (conn->id != 0 ? " (peer " + std::to_string(conn->id) + ")"
                                                         : std::string()));
-    {
-        std::lock_guard lock(refusal_mu);
-        last_refusal = reason;
-        refusals.fetch_add(1, std::memory_order_acq_rel);
-    }
-    detail::log_line("refused " + who + ": " + reason);
+    count_refusal(reason);
+    detail::log_line("refused " + who + ": " + reason, LogLevel::warning);
     if (conn != nullptr) {
         lose(*conn, "refused: " + reason);
     }
@@ -121,45 +142,6 @@ inline std::size_t Node::Impl::accepted_peers() const {
         n += conn->accepted && conn->state == detail::ConnState::peer ? 1 : 0;
     }
     return n;
-}
-
-inline Result<PeerId> Node::Impl::connect(std::string_view address, Timeout timeout) {
-    const auto deadline = timeout.deadline_from(clock::now());
-    if (refuse_wait_in_callback("connect")) {
-        return Status::invalid_param;
-    }
-    const auto parsed = detail::parse_address(address);
-    if (!parsed.address) {
-        detail::log_line("cannot connect: " + parsed.error);
-        return Status::invalid_param;
-    }
-    std::unique_lock lock(mu);
-    auto p = ep_params();
-    p.field_mask |= UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
-    p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-    p.sockaddr.addr = parsed.address->get();
-    p.sockaddr.addrlen = parsed.address->length;
-    ucp_ep_h ep = nullptr;
-    if (const auto s = ucp_ep_create(worker.h, &p, &ep); s != UCS_OK) {
-        detail::log_ucx(("cannot connect to " + std::string(address)).c_str(), s);
-        return Status::peer_lost;
-    }
-    auto* conn = add_conn(ep, false, std::string(address));
-    if (const auto s = send_hello(*conn, detail::wire::Kind::hello); s != Status::ok) {
-        lose(*conn, "cannot send the hello");
-        return Status::peer_lost;
-    }
-    wake();
-    const bool answered =
-        wait_until(lock, deadline, [&] { return conn->state != detail::ConnState::handshake; });
-    if (!answered) {
-        lose(*conn, "no answer to the hello");
-        return Status::timed_out;
-    }
-    if (conn->state != detail::ConnState::peer) {
-        return Status::peer_lost;
-    }
-    return conn->id;
 }
 
 } // namespace ferry::net

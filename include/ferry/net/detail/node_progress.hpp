@@ -3,12 +3,69 @@
 // (docs/multi-node.md, Connections and Failure behaviour).
 
 #include <cerrno>
+#include <cstdlib>
 #include <ferry/net/detail/node_state.hpp>
+#include <ifaddrs.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace ferry::net {
+
+namespace detail {
+
+// The network interface that owns the numeric address `host` ("lo" for 127.0.0.1); empty when
+// none does (a wildcard address, or an address of no interface).
+[[nodiscard]] inline std::string interface_of(const SockAddr& at) {
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) {
+        return {};
+    }
+    std::string name;
+    for (const auto* i = list; i != nullptr && name.empty(); i = i->ifa_next) {
+        if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != at.get()->sa_family) {
+            continue;
+        }
+        if (at.get()->sa_family == AF_INET) {
+            const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            const auto* b = reinterpret_cast<const sockaddr_in*>(at.get());
+            name = a->sin_addr.s_addr == b->sin_addr.s_addr ? i->ifa_name : "";
+        } else {
+            const auto* a = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            const auto* b = reinterpret_cast<const sockaddr_in6*>(at.get());
+            name = std::memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0
+                       ? i->ifa_name
+                       : "";
+        }
+    }
+    ::freeifaddrs(list);
+    return name;
+}
+
+} // namespace detail
+
+// The UCX settings a node starts with: the user's, and unless the user chose UCX's network
+// devices (UCX_NET_DEVICES or a NET_DEVICES setting), only the interface that owns the listen
+// address, so that UCX's own sockets are not on every interface (docs/security.md).
+inline Status Node::Impl::configure_ucx(ucp_config_t* config) {
+    bool devices_chosen = std::getenv("UCX_NET_DEVICES") != nullptr;
+    for (const auto& [name, value] : options.ucx_settings) {
+        devices_chosen = devices_chosen || name == "NET_DEVICES";
+        if (const auto s = ucp_config_modify(config, name.c_str(), value.c_str()); s != UCS_OK) {
+            detail::log_ucx(("UCX setting " + name + "=" + value).c_str(), s);
+            return Status::invalid_param;
+        }
+    }
+    const auto parsed = detail::parse_address(options.listen);
+    if (!devices_chosen && parsed.address) {
+        const auto device = detail::interface_of(*parsed.address);
+        if (!device.empty() && ucp_config_modify(config, "NET_DEVICES", device.c_str()) != UCS_OK) {
+            detail::log_line("cannot restrict UCX to " + device);
+            return Status::failure;
+        }
+    }
+    return Status::ok;
+}
 
 inline Status Node::Impl::start_ucx() {
     detail::ConfigOwner config;
@@ -16,15 +73,15 @@ inline Status Node::Impl::start_ucx() {
         detail::log_ucx("cannot read UCX's configuration", s);
         return Status::failure;
     }
-    for (const auto& [name, value] : options.ucx_settings) {
-        if (const auto s = ucp_config_modify(config.h, name.c_str(), value.c_str()); s != UCS_OK) {
-            detail::log_ucx(("UCX setting " + name + "=" + value).c_str(), s);
-            return Status::invalid_param;
-        }
+    if (const auto s = configure_ucx(config.h); s != Status::ok) {
+        return s;
     }
+    // No UCP_FEATURE_RMA: over UCX's tcp transport a remote key is not checked, so with RMA any
+    // process that reaches the worker could read and write this process's memory. Windows are
+    // written by put messages this node checks (node_rma.hpp; docs/security.md).
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
     if (const auto s = ucp_init(&params, config.h, &context.h); s != UCS_OK) {
         detail::log_ucx("cannot start UCX", s);
         return Status::failure;
@@ -37,9 +94,20 @@ inline Status Node::Impl::start_ucx() {
         return Status::failure;
     }
     ucp_worker_attr_t attr{};
-    attr.field_mask = UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER;
-    if (ucp_worker_query(worker.h, &attr) == UCS_OK) {
-        max_am_header = attr.max_am_header;
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER | UCP_WORKER_ATTR_FIELD_ADDRESS;
+    if (const auto s = ucp_worker_query(worker.h, &attr); s != UCS_OK) {
+        detail::log_ucx("cannot query the UCX worker", s);
+        return Status::failure;
+    }
+    max_am_header = attr.max_am_header;
+    const auto* address = reinterpret_cast<const std::byte*>(attr.address);
+    worker_address.assign(address, address + attr.address_length);
+    ucp_worker_release_address(worker.h, attr.address);
+    if (worker_address.empty() ||
+        worker_address.size() > detail::handshake::k_max_worker_address ||
+        !detail::handshake::random_bytes(identity)) {
+        detail::log_line("unusable UCX worker address, or no random bytes for an identity");
+        return Status::failure;
     }
     for (const auto kind : detail::wire::k_kinds) {
         ucp_am_handler_param_t hp{};
@@ -49,10 +117,6 @@ inline Status Node::Impl::start_ucx() {
         hp.flags = UCP_AM_FLAG_WHOLE_MSG;
         hp.arg = this;
         switch (kind) {
-        case detail::wire::Kind::hello:
-        case detail::wire::Kind::hello_ack:
-            hp.cb = &Impl::on_hello;
-            break;
         case detail::wire::Kind::heartbeat:
             hp.cb = &Impl::on_heartbeat;
             break;
@@ -60,7 +124,15 @@ inline Status Node::Impl::start_ucx() {
             hp.cb = &Impl::on_service;
             break;
         case detail::wire::Kind::ring:
-            hp.cb = &Impl::on_ring;
+        case detail::wire::Kind::put:
+        case detail::wire::Kind::flush:
+            hp.cb = &Impl::on_write;
+            break;
+        case detail::wire::Kind::flushed:
+            hp.cb = &Impl::on_flushed;
+            break;
+        case detail::wire::Kind::bye:
+            hp.cb = &Impl::on_bye;
             break;
         }
         if (const auto s = ucp_worker_set_am_recv_handler(worker.h, &hp); s != UCS_OK) {
@@ -71,29 +143,19 @@ inline Status Node::Impl::start_ucx() {
     return Status::ok;
 }
 
+// ferry's own listening socket: nothing of UCX is reachable through it before the handshake.
 inline Status Node::Impl::start_listener() {
     const auto parsed = detail::parse_address(options.listen);
     if (!parsed.address) {
         detail::log_line("cannot listen: " + parsed.error);
         return Status::invalid_param;
     }
-    ucp_listener_params_t lp{};
-    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-    lp.sockaddr.addr = parsed.address->get();
-    lp.sockaddr.addrlen = parsed.address->length;
-    lp.conn_handler.cb = &Impl::on_conn_request;
-    lp.conn_handler.arg = this;
-    if (const auto s = ucp_listener_create(worker.h, &lp, &listener); s != UCS_OK) {
-        detail::log_ucx(("cannot listen on " + options.listen).c_str(), s);
+    std::string error;
+    listener = detail::bootstrap::listen_on(*parsed.address, listen_address, error);
+    if (!listener.valid()) {
+        detail::log_line(error + " (" + options.listen + ")");
         return Status::failure;
     }
-    ucp_listener_attr_t la{};
-    la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    if (const auto s = ucp_listener_query(listener, &la); s != UCS_OK) {
-        detail::log_ucx("cannot query the listener", s);
-        return Status::failure;
-    }
-    listen_address = detail::format_address(la.sockaddr);
     return Status::ok;
 }
 
@@ -111,13 +173,17 @@ inline Status Node::Impl::start_thread() {
     }
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.fd = efd;
+    ev.data.u64 = k_worker_tag;
     epoll_event wev{};
     wev.events = EPOLLIN;
-    wev.data.fd = wake_fd;
+    wev.data.u64 = k_wake_tag;
+    epoll_event lev{};
+    lev.events = EPOLLIN;
+    lev.data.u64 = k_listener_tag;
     if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, efd, &ev) != 0 ||
-        ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wev) != 0) {
-        detail::log_line("cannot watch the worker's event fd");
+        ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wev) != 0 ||
+        (listener.valid() && ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listener.get(), &lev) != 0)) {
+        detail::log_line("cannot watch the worker's event fd or the listener");
         return Status::failure;
     }
     next_heartbeat = clock::now() + options.heartbeat;
@@ -137,6 +203,7 @@ inline void Node::Impl::run() {
             }
             const auto now = clock::now();
             if (now >= next_heartbeat) {
+                expire_pending(now);
                 heartbeat_tick(now);
                 next_heartbeat = now + options.heartbeat;
             }
@@ -147,16 +214,31 @@ inline void Node::Impl::run() {
             continue;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
-        epoll_event events[2];
+        epoll_event events[16];
         const int n =
-            ::epoll_wait(epoll_fd, events, 2, static_cast<int>(std::max<long>(0, left.count())));
+            ::epoll_wait(epoll_fd, events, 16, static_cast<int>(std::max<long>(0, left.count())));
         for (int i = 0; i < n; ++i) {
-            if (events[i].data.fd == wake_fd) {
-                std::uint64_t count = 0;
-                [[maybe_unused]] const auto r = ::read(wake_fd, &count, sizeof count);
-            }
+            handle_event(events[i].data.u64);
         }
     }
+}
+
+inline void Node::Impl::handle_event(std::uint64_t tag) {
+    if (tag == k_wake_tag) {
+        std::uint64_t count = 0;
+        [[maybe_unused]] const auto r = ::read(wake_fd, &count, sizeof count);
+        return;
+    }
+    if (tag == k_worker_tag) {
+        return; // the loop progresses the worker
+    }
+    std::lock_guard lock(mu);
+    if (tag == k_listener_tag) {
+        accept_pending();
+    } else if ((tag & k_pending_tag) != 0) {
+        serve_pending(static_cast<int>(tag & 0xffffffffU));
+    }
+    drain();
 }
 
 inline void Node::Impl::wake() const noexcept {
@@ -246,7 +328,7 @@ inline void Node::Impl::heartbeat_tick(clock::time_point now) {
         }
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+        p.flags = UCP_AM_SEND_FLAG_EAGER;
         void* request =
             ucp_am_send_nbx(conn->ep, static_cast<unsigned>(detail::wire::Kind::heartbeat),
                             &conn->heartbeat, sizeof conn->heartbeat, nullptr, 0, &p);
@@ -303,8 +385,18 @@ inline Node::Impl::~Impl() {
     }
     if (worker.h != nullptr) {
         std::unique_lock lock(mu);
+        while (!pending.empty()) {
+            close_pending(pending.begin()->first, nullptr);
+        }
+        say_goodbye();
         for (auto& conn : conns) {
             if (conn->ep != nullptr) {
+                for (auto& w : conn->deferred) {
+                    if (w.descriptor != nullptr) {
+                        ucp_am_data_release(worker.h, w.descriptor);
+                    }
+                }
+                conn->deferred.clear();
                 to_close.push_back(conn->ep);
                 by_ep.erase(conn->ep);
                 conn->ep = nullptr;
@@ -320,10 +412,7 @@ inline Node::Impl::~Impl() {
         for (void* request : closing) {
             ucp_request_cancel(worker.h, request);
         }
-        release_regions();
-        if (listener != nullptr) {
-            ucp_listener_destroy(listener);
-        }
+        exposed.clear();
     }
     if (epoll_fd >= 0) {
         ::close(epoll_fd);

@@ -1,5 +1,10 @@
 #pragma once
-// Node::Impl: one-sided access — exposing memory, put, flush, ring (docs/multi-node.md).
+// Node::Impl: writes into exposed regions — expose, put, flush, ring (docs/multi-node.md,
+// Windows; docs/security.md). A put is a message the owner checks (an authenticated peer, a
+// region it exposed, offset and length inside it) and applies itself: no memory of this node is
+// registered with UCX, so nothing is reachable where a transport would not check a remote key.
+// The owner applies one peer's puts, rings and flushes in the order they were sent: a put still
+// landing (a rendezvous) holds back what came after it, so the data is in place before its flag.
 
 #include <ferry/net/detail/node_state.hpp>
 
@@ -8,41 +13,24 @@ namespace ferry::net {
 inline Result<RegionId> Node::Impl::expose(std::span<std::byte> memory, afd::Doorbell bell) {
     std::lock_guard lock(mu);
     // The table travels in the handshake: a region exposed later would reach no peer.
-    if (memory.empty() || !conns.empty() || exposed.size() >= detail::wire::k_max_regions) {
+    if (memory.empty() || !conns.empty() || !pending.empty() ||
+        exposed.size() >= detail::wire::k_max_regions) {
         return Status::invalid_param;
     }
-    ucp_mem_map_params_t mp{};
-    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address = memory.data();
-    mp.length = memory.size();
-    detail::LocalRegion r{memory, bell, nullptr, nullptr, 0};
-    if (const auto s = ucp_mem_map(context.h, &mp, &r.memh); s != UCS_OK) {
-        detail::log_ucx("cannot map memory to expose", s);
-        return detail::to_status(s) == Status::invalid_param ? Status::invalid_param
-                                                             : Status::failure;
-    }
-    if (const auto s = ucp_rkey_pack(context.h, r.memh, &r.rkey_buffer, &r.rkey_length);
-        s != UCS_OK) {
-        detail::log_ucx("cannot pack a remote key", s);
-        ucp_mem_unmap(context.h, r.memh);
-        return Status::failure;
-    }
-    exposed.push_back(r);
+    exposed.push_back(detail::LocalRegion{memory, bell});
     return static_cast<RegionId>(exposed.size() - 1);
 }
 
-inline void Node::Impl::release_regions() {
-    for (auto& conn : conns) {
-        for (auto& r : conn->regions) {
-            ucp_rkey_destroy(r.rkey);
-        }
-        conn->regions.clear();
-    }
-    for (auto& r : exposed) {
-        ucp_rkey_buffer_release(r.rkey_buffer);
-        ucp_mem_unmap(context.h, r.memh);
-    }
-    exposed.clear();
+// A small eager message of `kind` with `body` after the frame, completing on its own.
+inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind,
+                                     std::span<const std::byte> body) {
+    auto op = std::make_unique<Op>();
+    op->node = this;
+    op->conn = &conn;
+    op->owned_by_callback = true;
+    detail::wire::append(op->header, detail::wire::frame(kind, conn.send_token));
+    detail::wire::append_bytes(op->header, body);
+    return issue(conn, op, kind, {}, UCP_AM_SEND_FLAG_EAGER);
 }
 
 inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t owner_address,
@@ -56,9 +44,8 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         return Status::invalid_param;
     }
     const auto& r = conn->regions[region];
-    const auto offset = owner_address - r.region.base; // wraps when below: caught next
-    if (owner_address < r.region.base || offset > r.region.size ||
-        bytes.size() > r.region.size - offset) {
+    const auto offset = owner_address - r.base; // wraps when below: caught next
+    if (owner_address < r.base || offset > r.size || bytes.size() > r.size - offset) {
         return Status::invalid_param;
     }
     if (bytes.empty()) {
@@ -67,34 +54,25 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     auto op = std::make_unique<Op>();
     op->node = this;
     op->conn = conn;
+    detail::wire::append(op->header, detail::wire::frame(detail::wire::Kind::put, conn->send_token));
+    detail::wire::append(op->header, detail::wire::Put{region, 0, offset});
     std::span<const std::byte> source = bytes;
-    if (callback_depth > 0) {
+    const bool in_callback = callback_depth > 0;
+    if (in_callback) {
         // A callback cannot wait for the put: the bytes are copied, and the put completes alone.
         op->staged.assign(bytes.begin(), bytes.end());
         source = op->staged;
         op->owned_by_callback = true;
     }
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    p.cb.send = &Impl::on_sent;
-    p.user_data = op.get();
-    void* request = ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, r.rkey, &p);
-    if (request == nullptr) {
-        return Status::ok;
-    }
-    if (UCS_PTR_IS_ERR(request)) {
-        return detail::to_status(UCS_PTR_STATUS(request));
-    }
-    op->request = request;
-    wake();
-    if (op->owned_by_callback) {
-        static_cast<void>(op.release());
-        return Status::ok;
+    const auto s = issue(*conn, op, detail::wire::Kind::put, source, 0);
+    if (s != Status::ok || in_callback || op->finished) {
+        return s;
     }
     wait_until(lock, clock::time_point::max(), [&] { return op->finished; });
     return op->result;
 }
 
+// A flush message; the peer answers it once every earlier put and ring of this node is applied.
 inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
     if (refuse_wait_in_callback("flush")) {
@@ -105,21 +83,19 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     if (conn == nullptr) {
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
     }
-    ucp_request_param_t p{};
-    void* request = ucp_ep_flush_nbx(conn->ep, &p);
-    wake();
-    const bool done = wait_until(lock, deadline, [&] {
-        return conn->state == detail::ConnState::lost ||
-               detail::request_state(request) != UCS_INPROGRESS;
-    });
-    const auto s = detail::request_state(request);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-        ucp_request_free(request); // released by UCX when it completes, if it has not
+    const detail::wire::Flush f{++conn->flush_asked};
+    if (const auto s = send_small(*conn, detail::wire::Kind::flush,
+                                  std::as_bytes(std::span(&f, 1)));
+        s != Status::ok) {
+        return s;
     }
+    const bool done = wait_until(lock, deadline, [&] {
+        return conn->state == detail::ConnState::lost || conn->flush_answered >= f.sequence;
+    });
     if (conn->state == detail::ConnState::lost) {
         return Status::peer_lost;
     }
-    return done ? detail::to_status(s) : Status::timed_out;
+    return done ? Status::ok : Status::timed_out;
 }
 
 inline Status Node::Impl::ring(PeerId peer_id, RegionId region) {
@@ -131,41 +107,194 @@ inline Status Node::Impl::ring(PeerId peer_id, RegionId region) {
     if (region >= conn->regions.size()) {
         return Status::invalid_param;
     }
-    // The ring follows the puts before it: the peer rings its doorbell after they landed.
-    if (const auto s = ucp_worker_fence(worker.h); s != UCS_OK) {
-        return detail::to_status(s);
-    }
-    auto op = std::make_unique<Op>();
-    op->node = this;
-    op->conn = conn;
-    op->owned_by_callback = true;
-    detail::wire::append(op->header,
-                         detail::wire::frame(detail::wire::Kind::ring, conn->send_token));
-    detail::wire::append(op->header, detail::wire::Ring{region, 0});
-    return issue(*conn, op, detail::wire::Kind::ring, {}, UCP_AM_SEND_FLAG_EAGER);
+    const detail::wire::Ring r{region, 0};
+    return send_small(*conn, detail::wire::Kind::ring, std::as_bytes(std::span(&r, 1)));
 }
 
-inline ucs_status_t Node::Impl::on_ring(void* arg, const void* header, std::size_t header_length,
-                                        void*, std::size_t, const ucp_am_recv_param_t* param) {
-    namespace wire = detail::wire;
+inline ucs_status_t Node::Impl::on_flushed(void* arg, const void* header,
+                                           std::size_t header_length, void*, std::size_t,
+                                           const ucp_am_recv_param_t*) {
     auto& self = *static_cast<Impl*>(arg);
     std::lock_guard lock(self.mu);
     InCallback guard;
     const std::span bytes(static_cast<const std::byte*>(header), header_length);
-    auto* conn = self.identify(param, bytes, wire::Kind::ring);
+    auto* conn = self.identify(bytes, detail::wire::Kind::flushed);
     if (conn == nullptr) {
         return UCS_OK;
     }
-    const auto ring = wire::read<wire::Ring>(bytes, sizeof(wire::Frame));
-    if (!ring || header_length != sizeof(wire::Frame) + sizeof(wire::Ring)) {
-        self.refuse(conn, "malformed ring");
-    } else if (ring->region >= self.exposed.size()) {
-        self.refuse(conn,
-                    "ring for region " + std::to_string(ring->region) + ", which is not exposed");
-    } else {
-        self.exposed[ring->region].bell.ring();
+    const auto f = detail::wire::read<detail::wire::Flush>(bytes, sizeof(detail::wire::Frame));
+    if (!f || header_length != sizeof(detail::wire::Frame) + sizeof(detail::wire::Flush) ||
+        f->sequence > conn->flush_asked) {
+        self.refuse(conn, "malformed flush answer");
+        return UCS_OK;
     }
+    conn->flush_answered = std::max(conn->flush_answered, f->sequence);
+    self.notify();
     return UCS_OK;
+}
+
+// put, ring and flush from a peer.
+inline ucs_status_t Node::Impl::on_write(void* arg, const void* header, std::size_t header_length,
+                                         void* data, std::size_t length,
+                                         const ucp_am_recv_param_t* param) {
+    auto& self = *static_cast<Impl*>(arg);
+    std::lock_guard lock(self.mu);
+    InCallback guard;
+    const std::span bytes(static_cast<const std::byte*>(header), header_length);
+    const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+    const auto frame = detail::wire::read<detail::wire::Frame>(bytes, 0);
+    const auto kind = frame ? static_cast<detail::wire::Kind>(frame->kind) : detail::wire::Kind::put;
+    if (kind != detail::wire::Kind::put && kind != detail::wire::Kind::ring &&
+        kind != detail::wire::Kind::flush) {
+        self.refuse(nullptr, "malformed message");
+        return refused;
+    }
+    auto* conn = self.identify(bytes, kind);
+    if (conn == nullptr) {
+        return refused;
+    }
+    return self.take_write(*conn, kind, bytes, data, length, rendezvous);
+}
+
+// Reads a write's header into `w`; a reason when it is malformed.
+inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kind kind,
+                                           std::span<const std::byte> header, void* data,
+                                           std::size_t length, bool rendezvous) {
+    namespace wire = detail::wire;
+    const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+    const auto body = header.subspan(sizeof(wire::Frame));
+    detail::Deferred w;
+    w.kind = kind;
+    bool ok = false;
+    if (kind == wire::Kind::put) {
+        const auto p = wire::read<wire::Put>(body, 0);
+        ok = p && body.size() == sizeof(wire::Put);
+        w.region = p ? p->region : 0;
+        w.offset = p ? p->offset : 0;
+    } else if (kind == wire::Kind::ring) {
+        const auto r = wire::read<wire::Ring>(body, 0);
+        ok = r && body.size() == sizeof(wire::Ring) && length == 0;
+        w.region = r ? r->region : 0;
+    } else {
+        const auto f = wire::read<wire::Flush>(body, 0);
+        ok = f && body.size() == sizeof(wire::Flush) && length == 0;
+        w.sequence = f ? f->sequence : 0;
+    }
+    const char* why = ok ? check_write(w, length) : "malformed write";
+    if (why == nullptr && conn.deferred.size() >= detail::k_max_deferred) {
+        why = "too many writes waiting for an earlier one";
+    }
+    if (why == nullptr && !rendezvous && conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
+        (conn.landing > 0 || !conn.deferred.empty())) {
+        why = "too many bytes waiting for an earlier write";
+    }
+    if (why != nullptr) {
+        refuse(&conn, why);
+        return refused;
+    }
+    if (rendezvous) {
+        w.descriptor = data;
+        w.length = length;
+    } else if (kind == wire::Kind::put) {
+        const auto* p = static_cast<const std::byte*>(data);
+        w.bytes.assign(p, p + length);
+        conn.deferred_bytes += length;
+    }
+    conn.deferred.push_back(std::move(w));
+    apply_deferred(conn);
+    // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
+    return rendezvous ? UCS_INPROGRESS : UCS_OK;
+}
+
+// A region this node exposed, and offset + length inside it (no overflow: offset is checked
+// against the size first).
+inline const char* Node::Impl::check_write(detail::Deferred& w, std::size_t length) const {
+    if (w.kind == detail::wire::Kind::flush) {
+        return nullptr;
+    }
+    if (w.region >= exposed.size()) {
+        return "write to a region that is not exposed";
+    }
+    const auto size = exposed[w.region].memory.size();
+    if (w.offset > size || length > size - w.offset) {
+        return "write outside its region";
+    }
+    return nullptr;
+}
+
+// Applies the peer's waiting writes in order, until one is still landing.
+inline void Node::Impl::apply_deferred(detail::Conn& conn) {
+    while (conn.landing == 0 && !conn.deferred.empty() && conn.state != detail::ConnState::lost) {
+        auto w = std::move(conn.deferred.front());
+        conn.deferred.pop_front();
+        conn.deferred_bytes -= w.bytes.size();
+        apply(conn, w);
+    }
+}
+
+namespace detail {
+
+// Writes a put's bytes. An aligned 4- or 8-byte put — a window's flag (afd::Window::publish) —
+// is one release store, which a reader's acquire load of the flag pairs with: what this thread
+// wrote before (the data) is visible to a reader that sees the flag.
+inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
+    const auto at = reinterpret_cast<std::uintptr_t>(into.data());
+    if (bytes.size() == 4 && at % 4 == 0) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, bytes.data(), 4);
+        std::atomic_ref(*reinterpret_cast<std::uint32_t*>(into.data()))
+            .store(v, std::memory_order_release);
+    } else if (bytes.size() == 8 && at % 8 == 0) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, bytes.data(), 8);
+        std::atomic_ref(*reinterpret_cast<std::uint64_t*>(into.data()))
+            .store(v, std::memory_order_release);
+    } else {
+        std::memcpy(into.data(), bytes.data(), bytes.size());
+    }
+}
+
+} // namespace detail
+
+inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
+    namespace wire = detail::wire;
+    if (w.kind == wire::Kind::flush) {
+        const wire::Flush f{w.sequence};
+        static_cast<void>(send_small(conn, wire::Kind::flushed, std::as_bytes(std::span(&f, 1))));
+        return;
+    }
+    auto& region = exposed[w.region];
+    if (w.kind == wire::Kind::ring) {
+        region.bell.ring();
+        return;
+    }
+    auto into = region.memory.subspan(static_cast<std::size_t>(w.offset));
+    if (w.descriptor == nullptr) {
+        detail::store(into, w.bytes);
+        return;
+    }
+    // A rendezvous: UCX places the bytes straight into the region; what follows waits for it.
+    struct Landing {
+        Impl* node;
+        detail::Conn* conn;
+    };
+    auto landing = std::make_unique<Landing>(Landing{this, &conn});
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.user_data = landing.get();
+    p.cb.recv_am = [](void* request, ucs_status_t, std::size_t, void* user) {
+        const std::unique_ptr<Landing> l(static_cast<Landing*>(user));
+        InCallback guard;
+        ucp_request_free(request);
+        --l->conn->landing;
+        l->node->later.push_back([node = l->node, conn = l->conn] { node->apply_deferred(*conn); });
+    };
+    void* request = ucp_am_recv_data_nbx(worker.h, w.descriptor, into.data(), w.length, &p);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+        ++conn.landing; // in flight (NULL: landed at once; an error: the connection failed)
+        static_cast<void>(landing.release());
+    }
 }
 
 } // namespace ferry::net

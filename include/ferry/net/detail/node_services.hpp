@@ -35,7 +35,7 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     p.cb.send = &Impl::on_sent;
     p.user_data = op.get();
-    p.flags = UCP_AM_SEND_FLAG_REPLY | flags;
+    p.flags = flags;
     void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
                                     op->header.size(), payload.data(), payload.size(), &p);
     if (request == nullptr) {
@@ -129,14 +129,13 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
 
 inline ucs_status_t Node::Impl::on_heartbeat(void* arg, const void* header,
                                              std::size_t header_length, void*, std::size_t,
-                                             const ucp_am_recv_param_t* param) {
+                                             const ucp_am_recv_param_t*) {
     auto& self = *static_cast<Impl*>(arg);
     std::lock_guard lock(self.mu);
     InCallback guard;
     // identify() refreshes the peer's last-heard time; that is all a heartbeat is for.
-    static_cast<void>(self.identify(param,
-                                    std::span(static_cast<const std::byte*>(header), header_length),
-                                    detail::wire::Kind::heartbeat));
+    static_cast<void>(self.identify(
+        std::span(static_cast<const std::byte*>(header), header_length), detail::wire::Kind::heartbeat));
     return UCS_OK;
 }
 
@@ -148,7 +147,7 @@ inline ucs_status_t Node::Impl::on_service(void* arg, const void* header, std::s
     std::lock_guard lock(self.mu);
     InCallback guard;
     const std::span bytes(static_cast<const std::byte*>(header), header_length);
-    auto* conn = self.identify(param, bytes, wire::Kind::service);
+    auto* conn = self.identify(bytes, wire::Kind::service);
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     // A refused rendezvous fails the sender's send; an eager message is just dropped.
     const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;

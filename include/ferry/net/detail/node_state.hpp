@@ -8,7 +8,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <deque>
 #include <ferry/net/detail/address.hpp>
+#include <ferry/net/detail/bootstrap.hpp>
 #include <ferry/net/detail/ucx_status.hpp>
 #include <ferry/net/detail/wire.hpp>
 #include <ferry/net/node.hpp>
@@ -29,20 +31,28 @@ namespace detail {
 
 using clock = std::chrono::steady_clock;
 
-// A region this node exposed.
+// A region this node exposed: peers write it with put messages this node checks and applies.
 struct LocalRegion {
     std::span<std::byte> memory;
     afd::Doorbell bell;
-    ucp_mem_h memh = nullptr;
-    void* rkey_buffer = nullptr;
-    std::size_t rkey_length = 0;
 };
 
-// A region a peer exposed, with the remote key unpacked for this connection's endpoint.
-struct PeerRegion {
-    RemoteRegion region;
-    ucp_rkey_h rkey = nullptr;
+// A put, ring or flush that arrived while an earlier put of the same peer was still landing:
+// applied, in order, once it has (the data before the flag; docs/multi-node.md).
+struct Deferred {
+    wire::Kind kind = wire::Kind::put;
+    std::uint32_t region = 0;
+    std::uint64_t offset = 0;
+    std::vector<std::byte> bytes;   // an eager put's bytes, copied
+    void* descriptor = nullptr;     // a rendezvous put's descriptor, received when its turn comes
+    std::uint64_t length = 0;       // a rendezvous put's length
+    std::uint64_t sequence = 0;     // a flush's
 };
+
+// Private bounds on what a peer can make this node hold for it.
+inline constexpr std::size_t k_max_deferred = 4096;
+inline constexpr std::size_t k_max_deferred_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t k_max_pending_handshakes = 64;
 
 enum class ConnState { handshake, peer, lost };
 
@@ -56,9 +66,28 @@ struct Conn {
     std::string where;            // the other side's address, for log lines
     std::uint64_t recv_token = 0; // what the other side puts in its Frames
     std::uint64_t send_token = 0; // what this side puts in its Frames
-    std::vector<PeerRegion> regions;
+    std::vector<RemoteRegion> regions;
     clock::time_point last_heard;
     wire::Frame heartbeat; // the heartbeat's header: it must outlive every heartbeat sent
+    // The other side's writes into this node's regions, applied in the order they were sent.
+    unsigned landing = 0; // rendezvous puts being received
+    std::deque<Deferred> deferred;
+    std::size_t deferred_bytes = 0;
+    // This side's flushes: the last one asked, the last one answered.
+    std::uint64_t flush_asked = 0;
+    std::uint64_t flush_answered = 0;
+};
+
+// A connection to this node's listener that has not finished the handshake.
+struct Pending {
+    bootstrap::Fd fd;
+    handshake::ServerSession session;
+    handshake::Framer framer;
+    clock::time_point deadline;
+    std::string where;
+    Conn* conn = nullptr; // once the client proved the secret
+    Pending(bootstrap::Fd f, const Secret& secret, const handshake::Identity& id)
+        : fd(std::move(f)), session(secret, id), framer(session.cap()) {}
 };
 
 // Runs a user's callback; an exception it throws must not unwind through UCX (C) or end the
@@ -107,13 +136,17 @@ struct Node::Impl {
     NodeOptions options;
     detail::ContextOwner context;
     detail::WorkerOwner worker;
-    ucp_listener_h listener = nullptr;
     std::string listen_address;
     std::size_t max_am_header = 0;
+    detail::bootstrap::Fd listener;               // ferry's own front door (bootstrap.hpp)
+    std::map<int, std::unique_ptr<detail::Pending>> pending; // by descriptor
+    detail::handshake::Identity identity{};       // this node's, in every handshake
+    std::vector<std::byte> worker_address;        // told to peers that proved the secret
 
     mutable std::recursive_mutex mu; // every UCX call, and all state below
     std::vector<std::unique_ptr<detail::Conn>> conns;
     std::unordered_map<ucp_ep_h, detail::Conn*> by_ep;
+    std::unordered_map<std::uint64_t, detail::Conn*> by_token; // recv_token -> its connection
     std::map<PeerId, detail::Conn*> by_id;
     PeerId next_peer = 1;
     std::map<ServiceId, std::shared_ptr<Handler>> services;
@@ -131,6 +164,7 @@ struct Node::Impl {
     std::atomic<std::uint64_t> refusals{0};
     mutable std::mutex refusal_mu;
     std::string last_refusal;
+    std::map<std::string, std::uint64_t> refusal_reasons;
 
     // Waiters (send, connect, await_peers, flush) sleep here; every completion bumps `generation`.
     std::mutex wait_mu;
@@ -168,8 +202,17 @@ struct Node::Impl {
     Impl& operator=(const Impl&) = delete;
     ~Impl();
 
+    // The progress thread's epoll tags: the worker's event fd, the wake eventfd, the listener,
+    // and a waiting connection (the tag's low 32 bits are its descriptor).
+    static constexpr std::uint64_t k_worker_tag = 1;
+    static constexpr std::uint64_t k_wake_tag = 2;
+    static constexpr std::uint64_t k_listener_tag = 3;
+    static constexpr std::uint64_t k_pending_tag = std::uint64_t{1} << 32;
+
     // node_progress.hpp
+    Status configure_ucx(ucp_config_t* config);
     Status start_ucx();
+    void handle_event(std::uint64_t tag);
     Status start_listener();
     Status start_thread();
     void run();
@@ -184,26 +227,30 @@ struct Node::Impl {
                     Ready ready);
 
     // node_connections.hpp
-    static void on_conn_request(ucp_conn_request_h request, void* arg);
     static void on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status);
-    detail::Conn* add_conn(ucp_ep_h ep, bool accepted, std::string where);
     ucp_ep_params_t ep_params();
-    Result<PeerId> connect(std::string_view address, Timeout timeout);
-    void lose(detail::Conn& conn, const std::string& reason);
+    detail::Conn* admit(const detail::handshake::Info& theirs, std::uint64_t recv_token,
+                        bool accepted, std::string where, std::string& error);
+    void lose(detail::Conn& conn, const std::string& reason, bool closed = false);
     void refuse(detail::Conn* conn, const std::string& reason);
+    void count_refusal(const std::string& reason);
     [[nodiscard]] detail::Conn* peer(PeerId id) const;
     [[nodiscard]] std::size_t accepted_peers() const;
     std::uint64_t token();
 
     // node_handshake.hpp
-    std::vector<std::byte> hello_data() const;
-    Status send_hello(detail::Conn& conn, detail::wire::Kind kind);
-    const char* take_hello(detail::Conn& conn, std::span<const std::byte> header,
-                           std::span<const std::byte> data);
-    static ucs_status_t on_hello(void* arg, const void* header, std::size_t header_length,
-                                 void* data, std::size_t length, const ucp_am_recv_param_t* param);
-    detail::Conn* identify(const ucp_am_recv_param_t* param, std::span<const std::byte> header,
-                           detail::wire::Kind kind);
+    detail::handshake::Info my_info(std::uint64_t recv_token) const;
+    void accept_pending();
+    void serve_pending(int fd);
+    void step_pending(detail::Pending& p);
+    void close_pending(int fd, const char* refusal);
+    void expire_pending(clock::time_point now);
+    Result<PeerId> connect(std::string_view address, Timeout timeout);
+    Result<PeerId> connect_over(int fd, std::string_view address, clock::time_point deadline);
+    detail::Conn* identify(std::span<const std::byte> header, detail::wire::Kind kind);
+    static ucs_status_t on_bye(void* arg, const void* header, std::size_t header_length,
+                               void* data, std::size_t length, const ucp_am_recv_param_t* param);
+    void say_goodbye();
 
     // node_services.hpp
     static ucs_status_t on_service(void* arg, const void* header, std::size_t header_length,
@@ -212,6 +259,9 @@ struct Node::Impl {
     static ucs_status_t on_heartbeat(void* arg, const void* header, std::size_t header_length,
                                      void* data, std::size_t length,
                                      const ucp_am_recv_param_t* param);
+    static ucs_status_t on_flushed(void* arg, const void* header, std::size_t header_length,
+                                   void* data, std::size_t length,
+                                   const ucp_am_recv_param_t* param);
     static void on_sent(void* request, ucs_status_t status, void* user);
     Status issue(detail::Conn& conn, std::unique_ptr<Op>& op, detail::wire::Kind kind,
                  std::span<const std::byte> payload, std::uint32_t flags);
@@ -230,9 +280,16 @@ struct Node::Impl {
                std::span<const std::byte> bytes);
     Status flush(PeerId peer, Timeout timeout);
     Status ring(PeerId peer, RegionId region);
-    static ucs_status_t on_ring(void* arg, const void* header, std::size_t header_length,
-                                void* data, std::size_t length, const ucp_am_recv_param_t* param);
-    void release_regions();
+    Status send_small(detail::Conn& conn, detail::wire::Kind kind,
+                      std::span<const std::byte> body);
+    static ucs_status_t on_write(void* arg, const void* header, std::size_t header_length,
+                                 void* data, std::size_t length, const ucp_am_recv_param_t* param);
+    ucs_status_t take_write(detail::Conn& conn, detail::wire::Kind kind,
+                            std::span<const std::byte> header, void* data, std::size_t length,
+                            bool rendezvous);
+    const char* check_write(detail::Deferred& w, std::size_t length) const;
+    void apply(detail::Conn& conn, detail::Deferred& w);
+    void apply_deferred(detail::Conn& conn);
 };
 
 } // namespace ferry::net

@@ -1,9 +1,9 @@
 #pragma once
-// UCX's status codes as ferry Statuses, the one log line ferry/net writes, and owners for the
+// UCX's status codes as ferry Statuses, ferry/net's log lines (through ferry::log), and owners for the
 // UCX objects a Node creates (docs/multi-node.md).
 
-#include <cstdio>
 #include <ferry/core/status.hpp>
+#include <ferry/runtime/log.hpp>
 #include <string>
 #include <ucp/api/ucp.h>
 
@@ -35,9 +35,10 @@ namespace ferry::net::detail {
     }
 }
 
-// Every diagnostic of ferry/net is one line on stderr with this prefix.
-inline void log_line(const std::string& text) {
-    std::fprintf(stderr, "ferry/net: %s\n", text.c_str());
+// Every diagnostic of ferry/net goes through ferry::log (stderr unless a sink is set), one line
+// with this prefix; failures and lost peers at error, refusals of a peer's input at warning.
+inline void log_line(const std::string& text, LogLevel level = LogLevel::error) {
+    log(level, "ferry/net: " + text);
 }
 
 inline void log_ucx(const char* what, ucs_status_t s) {

@@ -16,41 +16,29 @@
 namespace ferry::net::detail::wire {
 
 inline constexpr std::uint32_t k_magic = 0x46524e54; // "FRNT"
-inline constexpr std::uint16_t k_version = 1;
+inline constexpr std::uint16_t k_version = 2;
 
-// Doubles as the UCX AM id: small numbers keep UCX's handler table small.
+// Doubles as the UCX AM id: small numbers keep UCX's handler table small. The handshake is not
+// here: it runs on ferry's own TCP connection before any of these (handshake.hpp).
 enum class Kind : std::uint16_t {
-    hello = 1,     // client -> server: secret, client's regions, client's token
-    hello_ack = 2, // server -> client: secret, server's regions, server's token
-    heartbeat = 3, // either way, every NodeOptions::heartbeat
-    service = 4,   // either way: a Service header, the service's header, the payload as data
-    ring = 5,      // either way: ring the doorbell of one of the receiver's regions
+    heartbeat = 1, // either way, every NodeOptions::heartbeat
+    service = 2,   // either way: a Service header, the service's header, the payload as data
+    ring = 3,      // either way: ring the doorbell of one of the receiver's regions
+    put = 4,       // either way: a Put header, the bytes to write as data
+    flush = 5,     // either way: a Flush; answered by `flushed` once what came before is applied
+    flushed = 6,   // the answer to a flush, with its sequence number
+    bye = 7,       // the sender is closing normally: report the peer closed, not lost
 };
-inline constexpr Kind k_kinds[] = {Kind::hello, Kind::hello_ack, Kind::heartbeat, Kind::service,
-                                   Kind::ring};
+inline constexpr Kind k_kinds[] = {Kind::heartbeat, Kind::service, Kind::ring, Kind::put,
+                                   Kind::flush,     Kind::flushed, Kind::bye};
 
 struct Frame {
     std::uint32_t magic = k_magic;
     std::uint16_t version = k_version;
     std::uint16_t kind = 0;
-    // The token the receiver gave for this connection (0 in a hello, which is the first):
-    // a message that names another connection's endpoint cannot pass for it without this.
+    // The token the receiver gave for this connection in the handshake: it names the
+    // connection, and only a peer that proved the secret was told it.
     std::uint64_t token = 0;
-};
-
-// hello and hello_ack. Data: `secret_length` bytes of secret, then `region_count` Regions, each
-// followed by its packed remote key.
-struct Hello {
-    std::uint64_t reply_token = 0; // put this in every Frame sent back on this connection
-    std::uint32_t secret_length = 0;
-    std::uint32_t region_count = 0;
-};
-
-struct Region {
-    std::uint32_t id = 0;
-    std::uint32_t rkey_length = 0;
-    std::uint64_t base = 0;
-    std::uint64_t size = 0;
 };
 
 // service: followed by `header_length` bytes of the service's own header.
@@ -64,12 +52,23 @@ struct Ring {
     std::uint32_t reserved = 0;
 };
 
-static_assert(std::is_trivially_copyable_v<Frame> && sizeof(Frame) == 16);
-static_assert(sizeof(Hello) == 16 && sizeof(Region) == 24 && sizeof(Service) == 8);
+// put: write the message's data at `offset` in the receiver's region `region`.
+struct Put {
+    std::uint32_t region = 0;
+    std::uint32_t reserved = 0;
+    std::uint64_t offset = 0;
+};
 
-// Bounds a hello must respect: it travels eagerly, in one message.
+// flush and flushed.
+struct Flush {
+    std::uint64_t sequence = 0;
+};
+
+static_assert(std::is_trivially_copyable_v<Frame> && sizeof(Frame) == 16);
+static_assert(sizeof(Service) == 8 && sizeof(Put) == 16 && sizeof(Flush) == 8);
+
+// The most regions a node exposes (its table travels in the handshake).
 inline constexpr std::uint32_t k_max_regions = 256;
-inline constexpr std::uint32_t k_max_rkey = 4096;
 
 // Reads the bytes of a T at `at` in `bytes`; nullopt when they are not all there.
 template <typename T>
