@@ -89,3 +89,50 @@ TEST_CASE("a bad value is a clear error and changes nothing", "[runtime][config]
         CHECK(message.find(std::string("'") + value + "'") != std::string::npos);
     }
 }
+
+TEST_CASE("ASCEND_RT_VISIBLE_DEVICES maps user ids to physical ids", "[runtime][config]") {
+    FakeEnvironment env{{{"FERRY_DEVICE_COUNT", "4"}, {"ASCEND_RT_VISIBLE_DEVICES", "1,3"}}};
+    ferry::RuntimeConfig config;
+    std::string message;
+    REQUIRE(load(env, config, message) == ferry::Status::ok);
+    CHECK(config.device_count == 4);
+    CHECK(config.user_device_count() == 2);
+    CHECK(config.physical_device(0) == 1);
+    CHECK(config.physical_device(1) == 3);
+
+    FakeEnvironment unset{{{"FERRY_DEVICE_COUNT", "3"}}};
+    ferry::RuntimeConfig all;
+    REQUIRE(load(unset, all, message) == ferry::Status::ok);
+    CHECK(all.user_device_count() == 3);
+    CHECK(all.physical_device(2) == 2);
+}
+
+TEST_CASE("a bad visible-device list is a clear error and changes nothing", "[runtime][config]") {
+    // FERRY_DEVICE_COUNT=4 in every case; each list is wrong in exactly one way.
+    const std::pair<const char*, const char*> bad[] = {
+        {"", "an empty item"},
+        {"0,,1", "an empty item"},
+        {"0,1,", "an empty item"},
+        {",0", "an empty item"},
+        {"0,x", "'x' is not a device id"},
+        {"-1", "'-1' is not a device id"},
+        {" 1", "' 1' is not a device id"},
+        {"0,4", "device 4 does not exist"},
+        {"99999999999999999999", "is not a device id"},
+        {"1,1", "device 1 is listed twice"},
+        {"2,1", "device 1 is out of ascending order"},
+    };
+    for (const auto& [list, why] : bad) {
+        FakeEnvironment env{{{"FERRY_DEVICE_COUNT", "4"}, {"ASCEND_RT_VISIBLE_DEVICES", list}}};
+        ferry::RuntimeConfig config;
+        config.device_count = 7; // a marker: must survive the failed load
+        std::string message;
+        INFO("ASCEND_RT_VISIBLE_DEVICES=" << list << " -> " << message);
+        CHECK(load(env, config, message) == ferry::Status::rt_param_invalid);
+        CHECK(config.device_count == 7);
+        CHECK(config.visible_devices.empty());
+        CHECK(message.find(std::string("ASCEND_RT_VISIBLE_DEVICES='") + list + "'") !=
+              std::string::npos);
+        CHECK(message.find(why) != std::string::npos);
+    }
+}

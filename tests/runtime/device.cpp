@@ -23,6 +23,42 @@ TEST_CASE("device ids are checked", "[runtime][device]") {
     CHECK(rt.current_device().status() == Status::rt_context_null);
 }
 
+TEST_CASE("only visible devices exist, under their user ids", "[runtime][device]") {
+    Runtime& rt = ferry_test::fresh_runtime(
+        {{"FERRY_DEVICE_COUNT", "4"}, {"ASCEND_RT_VISIBLE_DEVICES", "1,3"}});
+    CHECK(rt.device_count() == 2);
+    CHECK(rt.physical_device(0).value() == 1);
+    CHECK(rt.physical_device(1).value() == 3);
+    CHECK(rt.physical_device(2).status() == Status::rt_invalid_device_id);
+    // Physical device 3 is user device 1: id 3 is outside the visible set.
+    CHECK(rt.set_device(2) == Status::rt_invalid_device_id);
+    CHECK(rt.set_device(3) == Status::rt_invalid_device_id);
+    CHECK(rt.create_context(3).status() == Status::rt_invalid_device_id);
+    CHECK(rt.reset_device(3) == Status::rt_invalid_device_id);
+    REQUIRE(rt.set_device(1) == Status::ok);
+    CHECK(rt.current_device().value() == 1);
+    CHECK(rt.memory_used(1) == 0);
+    const auto p = rt.malloc(64);
+    REQUIRE(p.has_value());
+    CHECK(rt.pointer_attributes(*p).device == 1);
+    CHECK(rt.free(*p) == Status::ok);
+    CHECK(rt.reset_device(1) == Status::ok);
+    ferry::Runtime::shutdown();
+    ::unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+}
+
+TEST_CASE("a bad visible-device list fails the boot with a clear error", "[runtime][device]") {
+    ferry::Runtime::shutdown();
+    ferry_test::clear_runtime_environment();
+    ::setenv("FERRY_DEVICE_COUNT", "2", 1);
+    ::setenv("ASCEND_RT_VISIBLE_DEVICES", "0,2", 1);
+    CHECK(ferry::Runtime::instance().status() == Status::rt_internal_error);
+    CHECK(ferry::Runtime::boot_error().find("ASCEND_RT_VISIBLE_DEVICES='0,2'") != std::string::npos);
+    ::unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+    CHECK(ferry::Runtime::instance().has_value()); // fixed: the next boot succeeds
+    ferry::Runtime::shutdown();
+}
+
 TEST_CASE("set device retains the primary context; reset releases it", "[runtime][device]") {
     Runtime& rt = ferry_test::fresh_runtime({{"FERRY_DEVICE_COUNT", "2"}});
     CHECK(rt.primary_context(1).status() == Status::rt_context_null);

@@ -11,8 +11,8 @@
 namespace ferry_test {
 
 inline void clear_runtime_environment() {
-    for (const char* name :
-         {"FERRY_DEVICE_COUNT", "FERRY_DEVICE_MEMORY", "FERRY_LOG_LEVEL", "FERRY_KERNEL_THREADS"}) {
+    for (const char* name : {"FERRY_DEVICE_COUNT", "FERRY_DEVICE_MEMORY", "FERRY_LOG_LEVEL",
+                             "FERRY_KERNEL_THREADS", "ASCEND_RT_VISIBLE_DEVICES"}) {
         ::unsetenv(name);
     }
 }

@@ -9,6 +9,10 @@
 //                         K/M/G/T suffix (powers of 1024), 1 .. 2^50           default 32G
 //   FERRY_LOG_LEVEL       debug|info|warning|error|off or 0..4                 default error
 //   FERRY_KERNEL_THREADS  worker threads that run kernel blocks, 1..256        default #cores
+//   ASCEND_RT_VISIBLE_DEVICES  CANN's visible devices: a comma list of physical ids in ascending
+//                         order, each < FERRY_DEVICE_COUNT, no duplicates or empty items; user
+//                         device i is the i-th listed id (docs/runtime.md, Visible devices)
+//                                                                              default all
 
 #include <algorithm>
 #include <charconv>
@@ -22,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace ferry {
 
@@ -31,10 +36,22 @@ inline constexpr std::uint64_t k_max_alloc_size = std::uint64_t{1} << 50; // MAX
 inline constexpr std::uint32_t k_max_kernel_threads = 256;
 
 struct RuntimeConfig {
-    std::uint32_t device_count = 1;
+    std::uint32_t device_count = 1; // physical devices (FERRY_DEVICE_COUNT)
     std::uint64_t device_memory = std::uint64_t{32} << 30;
     LogLevel log_level = LogLevel::error;
     std::uint32_t kernel_threads = 0; // 0 in a default-constructed config: one per core
+    // The physical id of each user device (ASCEND_RT_VISIBLE_DEVICES); empty: all, in order.
+    std::vector<std::uint32_t> visible_devices;
+
+    // The devices every API sees and takes ids of (aclrtGetDeviceCount).
+    [[nodiscard]] std::uint32_t user_device_count() const noexcept {
+        return visible_devices.empty() ? device_count
+                                       : static_cast<std::uint32_t>(visible_devices.size());
+    }
+    // The physical device behind user device `user` (which must be < user_device_count()).
+    [[nodiscard]] std::uint32_t physical_device(std::uint32_t user) const noexcept {
+        return visible_devices.empty() ? user : visible_devices[user];
+    }
 };
 
 // Looks a variable up; returns nullptr when it is unset. std::getenv by default; tests pass a map.
@@ -88,6 +105,43 @@ inline std::optional<std::uint64_t> parse_bytes(std::string_view text) noexcept 
     return *value << shift;
 }
 
+// ASCEND_RT_VISIBLE_DEVICES: "0", "1,3", ... Every item a decimal id below `physical`, strictly
+// ascending (CANN refuses a list out of order), so also free of duplicates; no empty item.
+// Returns the reason on failure.
+inline std::optional<std::string> parse_visible_devices(std::string_view text,
+                                                        std::uint32_t physical,
+                                                        std::vector<std::uint32_t>& out) {
+    std::vector<std::uint32_t> ids;
+    for (;;) {
+        const std::size_t comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        const auto id = parse_unsigned(item);
+        if (item.empty()) {
+            return std::string("an empty item");
+        }
+        if (!id) {
+            return "'" + std::string(item) + "' is not a device id";
+        }
+        if (*id >= physical) {
+            return "device " + std::string(item) + " does not exist (FERRY_DEVICE_COUNT is " +
+                   std::to_string(physical) + ")";
+        }
+        if (!ids.empty() && *id == ids.back()) {
+            return "device " + std::string(item) + " is listed twice";
+        }
+        if (!ids.empty() && *id < ids.back()) {
+            return "device " + std::string(item) + " is out of ascending order";
+        }
+        ids.push_back(static_cast<std::uint32_t>(*id));
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        text.remove_prefix(comma + 1);
+    }
+    out = std::move(ids);
+    return std::nullopt;
+}
+
 inline std::string bad_variable(const char* name, const char* value, std::string_view expected) {
     return std::string(name) + "='" + value + "' is invalid: expected " + std::string(expected);
 }
@@ -133,6 +187,15 @@ inline std::string bad_variable(const char* name, const char* value, std::string
             return Status::rt_param_invalid;
         }
         config.kernel_threads = static_cast<std::uint32_t>(*n);
+    }
+    if (const char* v = env("ASCEND_RT_VISIBLE_DEVICES")) {
+        if (const auto why = detail::parse_visible_devices(v, config.device_count,
+                                                           config.visible_devices)) {
+            message = detail::bad_variable("ASCEND_RT_VISIBLE_DEVICES", v,
+                                           "ascending physical device ids separated by commas; " +
+                                               *why);
+            return Status::rt_param_invalid;
+        }
     }
     out = config;
     return Status::ok;

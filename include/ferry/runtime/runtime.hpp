@@ -80,7 +80,16 @@ public:
     Runtime& operator=(const Runtime&) = delete;
 
     [[nodiscard]] const RuntimeConfig& config() const noexcept { return config_; }
+    // The visible devices (ASCEND_RT_VISIBLE_DEVICES, else all FERRY_DEVICE_COUNT of them). Every
+    // member taking a device id takes a user id 0..device_count()-1.
     [[nodiscard]] std::uint32_t device_count() const noexcept { return devices_.device_count(); }
+    // The physical device behind user device `device`; rt_invalid_device_id outside the visible set.
+    [[nodiscard]] Result<std::uint32_t> physical_device(std::int32_t device) const {
+        if (const Status s = devices_.check_device(device); failed(s)) {
+            return s;
+        }
+        return config_.physical_device(static_cast<std::uint32_t>(device));
+    }
 
     // ---- devices and contexts (device.hpp) ----
     [[nodiscard]] Status set_device(std::int32_t device) { return devices_.set_device(device); }
@@ -237,8 +246,9 @@ public:
 private:
     explicit Runtime(const RuntimeConfig& config)
         : config_(config),
-          devices_(config.device_count, [this](const TaskFailure& f) { on_task_failure(f); }),
-          memory_(config.device_count, config.device_memory),
+          devices_(config.user_device_count(),
+                   [this](const TaskFailure& f) { on_task_failure(f); }),
+          memory_(config.user_device_count(), config.device_memory),
           pool_(config.kernel_threads > 0 ? config.kernel_threads - 1 : 0) {}
 
     [[nodiscard]] static Status boot(detail::RuntimeKeeper& keeper);

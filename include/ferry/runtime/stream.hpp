@@ -28,6 +28,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <utility>
 
 namespace ferry {
@@ -40,6 +41,8 @@ struct TaskFailure {
     std::string task;         // the task's name ("memcpy", a kernel's name, ...)
     std::string message;      // what() of the exception, or the Status's name
     bool aborted = false;     // true: skipped because an earlier task of the stream failed
+    std::uint64_t task_id = 0;   // the task's number on its stream: 1 for the first queued
+    std::uint32_t thread_id = 0; // the OS thread id (gettid) of the thread that queued it
 };
 
 // The Status a throwing task reports. CANN's ACL_ERROR_RT_AICORE_EXCEPTION (507015) is not in
@@ -73,8 +76,9 @@ public:
             if (stopping_) {
                 return Status::rt_stream_context;
             }
-            queue_.push_back({std::move(name), std::move(category), std::move(task), always_run});
             ++submitted_;
+            queue_.push_back({std::move(name), std::move(category), std::move(task), always_run,
+                              submitted_, static_cast<std::uint32_t>(::gettid())});
         }
         wake_.notify_one();
         return Status::ok;
@@ -159,12 +163,15 @@ private:
         std::string category;
         Task task;
         bool always_run = false;
+        std::uint64_t task_id = 0;   // submitted_ when it was queued
+        std::uint32_t submitter = 0; // gettid() of the queueing thread
     };
 
     void run(Entry& entry, bool in_error) {
         TaskFailure failure;
         if (in_error && !entry.always_run) {
-            failure = {error_snapshot(), device_, id_, entry.name, "aborted", true};
+            failure = {error_snapshot(), device_, id_,           entry.name,
+                       "aborted",         true,    entry.task_id, entry.submitter};
         } else {
             failure = execute(entry);
         }
@@ -182,7 +189,8 @@ private:
 
     // Runs one task, turning an exception or a failing Status into a TaskFailure.
     TaskFailure execute(Entry& entry) {
-        TaskFailure failure{Status::ok, device_, id_, entry.name, {}, false};
+        TaskFailure failure{Status::ok, device_, id_,           entry.name,
+                            {},         false,   entry.task_id, entry.submitter};
         ProfileScope scope(entry.name, entry.category, device_, id_);
         try {
             failure.status = entry.task();

@@ -193,6 +193,9 @@ TEST_CASE("every exported C function answers bad input with its documented code 
     for (Row& r : ferry::test::tdt_rows(w)) {
         rows.push_back(std::move(r));
     }
+    for (Row& r : ferry::test::runtime_sync_rows(w)) {
+        rows.push_back(std::move(r));
+    }
     std::map<std::string, int> per_function;
     const std::vector<long long> before = w.snapshot();
     for (const Row& r : rows) {

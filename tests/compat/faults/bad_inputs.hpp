@@ -115,5 +115,6 @@ struct World {
 
 std::vector<Row> runtime_rows(World& w);
 std::vector<Row> tdt_rows(World& w);
+std::vector<Row> runtime_sync_rows(World& w); // exception info, notifies, profiling
 
 } // namespace ferry::test

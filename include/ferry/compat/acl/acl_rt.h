@@ -98,6 +98,11 @@ typedef enum aclrtMemAttr {
 typedef void (*aclrtCallback)(void* userData);
 typedef void (*aclrtHostFunc)(void* args);
 
+/* A failed task's description, handed to the exception-info callback; read it with the
+ * aclrtGet*FromExceptionInfo accessors (docs/c-api.md, Exception info). */
+typedef struct rtExceptionInfo aclrtExceptionInfo;
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo* exceptionInfo);
+
 /* ---- initialisation (reference counted) ---- */
 ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
@@ -133,6 +138,14 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void* userDat
                                                  aclrtCallbackBlockType blockType, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+
+/* ---- exception info: the callback runs on the failing stream's thread ---- */
+ACL_FUNC_VISIBILITY aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo* info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo* info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo* info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo* info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo* info);
 
 /* ---- events ---- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event);

@@ -96,7 +96,8 @@ inline Status Runtime::boot(detail::RuntimeKeeper& k) {
     }
     k.runtime.store(runtime.release(), std::memory_order_release);
     set_pointer_locator(&detail::runtime_locator);
-    log(LogLevel::info, "runtime booted: " + std::to_string(config.device_count) + " device(s), " +
+    log(LogLevel::info, "runtime booted: " + std::to_string(config.user_device_count()) + " of " +
+                            std::to_string(config.device_count) + " device(s) visible, " +
                             std::to_string(config.device_memory) + " bytes each");
     return Status::ok;
 }
