@@ -46,7 +46,8 @@ TEST_CASE("ipc ring: geometry a peer rewrites after attach is not used; calls go
     ipc_test::SegmentFile peer(name);
     REQUIRE(peer.mapped());
     REQUIRE(channel->try_send(make_message(1, 0)) == Status::ok);
-    write_word(peer, k_capacity, std::uint32_t{0}); // a division by zero for a ring that re-reads it
+    write_word(peer, k_capacity,
+               std::uint32_t{0}); // a division by zero for a ring that re-reads it
     write_word(peer, k_stride, std::uint64_t{1} << 40);
     write_word(peer, k_cell_bytes, std::uint32_t{UINT32_MAX});
     CHECK(channel->try_send(make_message(2, 0)) == Status::ok);

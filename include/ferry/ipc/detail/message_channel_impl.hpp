@@ -30,8 +30,8 @@ inline std::optional<Error> check_geometry(std::size_t capacity, std::size_t max
 // The ring in an opened segment. Segment::open returns once the segment is ready, but its
 // creator constructs the ring after that: wait (bounded) until it has, or has died.
 inline Expected<SharedRing> attach_ring(const Segment& segment, std::size_t capacity,
-                                         std::size_t cell_bytes, RingPolicy policy,
-                                         Clock::time_point deadline) {
+                                        std::size_t cell_bytes, RingPolicy policy,
+                                        Clock::time_point deadline) {
     std::string why;
     SharedRing ring;
     const bool done = poll_until(deadline, [&] {
@@ -136,7 +136,7 @@ Result<MessageLoan> MessageChannel<Policy>::loan(std::size_t bytes, Timeout time
     }
     detail::MessageClaim claim;
     const Status s = state_->ring.claim(claim, detail::deadline_of(timeout), !timeout.is_no_wait(),
-                                         &state_->segment);
+                                        &state_->segment);
     if (failed(s)) {
         return s;
     }

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
 #include <sys/stat.h>

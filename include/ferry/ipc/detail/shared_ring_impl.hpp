@@ -8,7 +8,7 @@
 namespace ferry::ipc::detail {
 
 inline SharedRing SharedRing::create(std::span<std::byte> memory, std::size_t capacity,
-                                    std::size_t cell_bytes, RingPolicy policy) noexcept {
+                                     std::size_t cell_bytes, RingPolicy policy) noexcept {
     const std::size_t need = bytes_for(capacity, cell_bytes);
     if (need == 0 || memory.size() < need || !aligned(memory.data())) {
         return {};
@@ -171,8 +171,9 @@ inline Status SharedRing::after_fast_failure(Status status, const Segment* peers
 }
 
 // Spin, then park in slices on `event` until attempt() settles (see settled), the deadline
-// passes (`pending_until` while the head is pending), or a peer is found dead. attempt() runs after every
-// wake-up before the deadline is looked at, so a wake is never dropped by a waiter timing out.
+// passes (`pending_until` while the head is pending), or a peer is found dead. attempt() runs after
+// every wake-up before the deadline is looked at, so a wake is never dropped by a waiter timing
+// out.
 template <typename Attempt>
 Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline,
                         clock::time_point pending_until, bool may_wait, Status busy,
