@@ -123,7 +123,7 @@ int ring_command(const std::string& command, const std::string& name, const std:
     if (!raw) {
         return report(raw.error());
     }
-    auto& ring = *raw->ring;
+    auto& ring = raw->ring;
     ferry::ipc::detail::SharedRing::Claim claim;
     const auto forever = std::chrono::steady_clock::time_point::max();
     if (command == "claim-publish") {

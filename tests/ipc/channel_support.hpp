@@ -48,7 +48,7 @@ inline std::int64_t now_ns() {
 // A channel's segment and ring, reached directly (Small's or SmallShared's layout).
 struct RawRing {
     ferry::ipc::Segment segment;
-    ferry::ipc::detail::SharedRing* ring;
+    ferry::ipc::detail::SharedRing ring;
 };
 
 template <typename ChannelType>
@@ -61,9 +61,9 @@ ferry::ipc::Expected<RawRing> open_raw(const std::string& name) {
                                 ? ferry::ipc::detail::RingPolicy::mpmc
                                 : ferry::ipc::detail::RingPolicy::spsc;
     std::string why;
-    auto* ring = ferry::ipc::detail::SharedRing::attach(segment->payload(), ChannelType::capacity(),
+    auto ring = ferry::ipc::detail::SharedRing::attach(segment->payload(), ChannelType::capacity(),
                                                         sizeof(Message), policy, &why);
-    if (ring == nullptr) {
+    if (!ring.attached()) {
         return ferry::ipc::Error{ferry::Status::invalid_file, "no ring: " + why, 0};
     }
     return RawRing{std::move(*segment), ring};

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
 #include <string>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -287,6 +288,40 @@ TEST_CASE("a header whose sizes disagree with each other or with the file is ref
     REQUIRE(refused.status() == Status::invalid_file);
     CHECK_THAT(refused.error().message, Contains("shorter than its header says"));
     CHECK(segment->payload().size() == 4096); // this process's view was fixed at create
+    segment->close();
+    REQUIRE(Segment::unlink(name));
+    require_no_leftovers(name);
+}
+
+// open checks the header, then registers, then takes the shared lock: held here exclusively,
+// the lock stops an open right after its checks, and the header is rewritten under it. The
+// opened segment's payload must be the one that was checked (docs/processes.md, Reading shared
+// memory), not a span read again from the rewritten header.
+TEST_CASE("a header rewritten after open checked it does not move the payload", "[ipc]") {
+    const auto name = unique_name("recheck");
+    const Scrub scrub{name};
+    auto segment = Segment::create(name, 8192, k_tag);
+    REQUIRE(segment);
+    const int locker = ::open(ipc_test::shm_path(name).c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(locker >= 0);
+    REQUIRE(::flock(locker, LOCK_EX) == 0);
+    ferry::ipc::Expected<Segment> opened = ferry::ipc::Error{Status::failure, "not run", 0};
+    std::thread opener([&] { opened = Segment::open(name, k_tag); });
+    // The opener has passed every check once it is registered (the creator is the first).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    while (participants(name) < 2 && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+    }
+    CHECK(participants(name) == 2);
+    const std::uint64_t huge = std::uint64_t{1} << 40;
+    poke(name, offsetof(detail::SegmentHeader, payload_offset), &huge, sizeof huge);
+    poke(name, offsetof(detail::SegmentHeader, payload_bytes), &huge, sizeof huge);
+    ::close(locker); // releases the lock: the opener goes on
+    opener.join();
+    REQUIRE(opened);
+    CHECK(opened->payload().size() == 8192);
+    CHECK(opened->payload().data() != nullptr);
+    opened->close();
     segment->close();
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);

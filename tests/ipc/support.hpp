@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -55,6 +56,43 @@ inline std::vector<std::string> leftovers(const std::string& prefix) {
     ::closedir(dir);
     return found;
 }
+
+// A peer's own view of a segment: a descriptor and a read-write mapping of the whole file
+// /dev/shm/ferry.<name>, as another program has it (tests/ipc/shared_ring.cpp,
+// scribbling_peer.cpp and fuzz/ipc write through it). mapped() is false when the file is not there.
+class SegmentFile {
+public:
+    explicit SegmentFile(const std::string& name) {
+        fd_ = ::open(shm_path(name).c_str(), O_RDWR | O_CLOEXEC);
+        struct stat st {};
+        if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+            return;
+        }
+        bytes_ = static_cast<std::size_t>(st.st_size);
+        void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+        base_ = p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+    }
+    ~SegmentFile() {
+        if (base_ != nullptr) {
+            ::munmap(base_, bytes_);
+        }
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    SegmentFile(const SegmentFile&) = delete;
+    SegmentFile& operator=(const SegmentFile&) = delete;
+
+    [[nodiscard]] bool mapped() const { return base_ != nullptr; }
+    [[nodiscard]] std::byte* base() const { return base_; }
+    [[nodiscard]] std::size_t bytes() const { return bytes_; }
+    [[nodiscard]] int fd() const { return fd_; }
+
+private:
+    int fd_ = -1;
+    std::byte* base_ = nullptr;
+    std::size_t bytes_ = 0;
+};
 
 // The helper binary named by `env` (set by meson), else `fallback` next to this executable.
 inline std::string helper_path(const char* env = "FERRY_IPC_HELPER",

@@ -444,3 +444,36 @@ TEST_CASE("CANN's unpadded layout (dynamic_bit_size 0) and slice items are read"
     // A received slice cannot be sent on (docs/cann-contract/tdt.md#send).
     CHECK(ferry::serialize(*sliced).status() == Status::invalid_param);
 }
+
+// A message in shared memory can change between the parser's two passes (docs/processes.md,
+// Reading shared memory): the first pass counts the items, the second fills them. fill_dataset
+// is called here with the first pass's summary of an earlier state of the bytes, which is what
+// a peer rewriting a header between the passes produces. Wrong contents are acceptable; a write
+// past the items the first pass sized never is.
+TEST_CASE("a message rewritten between the parser's passes is an error, never an overflow",
+          "[tensor][wire]") {
+    Dataset named = sample();
+    REQUIRE(named.set_name("queue-7") == Status::ok);
+    MessageBuffer msg = *ferry::serialize(named);
+    auto set_version = [&msg](std::size_t item_offset, std::int32_t version) {
+        std::memcpy(msg.data() + item_offset + offsetof(WireItemHeader, version), &version,
+                    sizeof version);
+    };
+    for (const auto mode : {ferry::detail::PayloadMode::copy, ferry::detail::PayloadMode::borrow}) {
+        // More items on the second pass: the name item turns into a tensor item.
+        ferry::detail::WireSummary counted;
+        REQUIRE(ferry::detail::summarize_message(msg, counted) == Status::ok);
+        REQUIRE(counted.items == 3);
+        set_version(0, ferry::detail::k_wire_version_item);
+        Dataset grown;
+        CHECK(ferry::detail::fill_dataset(grown, msg, counted, mode) == Status::failure);
+        CHECK(grown.empty());
+        // Fewer items on the second pass: the first tensor item turns into a name item.
+        REQUIRE(ferry::detail::summarize_message(msg, counted) == Status::ok);
+        REQUIRE(counted.items == 4);
+        set_version(0, ferry::detail::k_wire_version_name);
+        Dataset shrunk;
+        CHECK(ferry::detail::fill_dataset(shrunk, msg, counted, mode) == Status::failure);
+        CHECK(shrunk.empty());
+    }
+}

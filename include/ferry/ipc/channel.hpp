@@ -71,12 +71,12 @@ public:
                                                 std::chrono::milliseconds wait = k_default_wait);
 
     Channel(Channel&& other) noexcept
-        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, nullptr)) {}
+        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})) {}
     Channel& operator=(Channel&& other) noexcept {
         if (this != &other) {
             static_cast<void>(close());
             segment_ = std::move(other.segment_);
-            ring_ = std::exchange(other.ring_, nullptr);
+            ring_ = std::exchange(other.ring_, {});
         }
         return *this;
     }
@@ -92,10 +92,10 @@ public:
     // Leaves the channel (not a stop: the other side is not told); the last live participant
     // removes the name. Idempotent. Calls on a closed channel answer uninitialized.
     Expected<void> close() {
-        ring_ = nullptr;
+        ring_ = {};
         return segment_.is_open() ? segment_.close_and_remove_if_last() : Expected<void>{};
     }
-    [[nodiscard]] bool is_open() const noexcept { return ring_ != nullptr; }
+    [[nodiscard]] bool is_open() const noexcept { return ring_.attached(); }
     [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
 
     // ---- send -------------------------------------------------------------------------------
@@ -135,30 +135,30 @@ public:
     // ---- stop / clear / size ----------------------------------------------------------------
     // Sticky; wakes every blocked sender and receiver in every process.
     void stop() noexcept {
-        if (ring_ != nullptr) {
-            ring_->stop();
+        if (ring_.attached()) {
+            ring_.stop();
         }
     }
-    [[nodiscard]] bool stopped() const noexcept { return ring_ == nullptr || ring_->stopped(); }
+    [[nodiscard]] bool stopped() const noexcept { return !ring_.attached() || ring_.stopped(); }
     // True once a participant was found dead (sticky): the channel answers peer_lost.
-    [[nodiscard]] bool lost() const noexcept { return ring_ != nullptr && ring_->lost(); }
+    [[nodiscard]] bool lost() const noexcept { return ring_.attached() && ring_.lost(); }
     // Drops the queued items and wakes blocked senders; returns how many were dropped.
     // spsc: call it from the receiving side.
-    std::size_t clear() noexcept { return ring_ != nullptr ? ring_->clear(&segment_) : 0; }
-    [[nodiscard]] std::size_t size() const noexcept { return ring_ != nullptr ? ring_->size() : 0; }
+    std::size_t clear() noexcept { return ring_.attached() ? ring_.clear(&segment_) : 0; }
+    [[nodiscard]] std::size_t size() const noexcept { return ring_.attached() ? ring_.size() : 0; }
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     [[nodiscard]] static constexpr std::size_t capacity() noexcept { return Capacity; }
     // Calls, of every process, parked in a blocking send or receive (after their spin phase).
     // A process that dies while parked stays counted; the channel is lost by then.
     [[nodiscard]] std::size_t blocked() const noexcept {
-        return ring_ != nullptr ? ring_->blocked() : 0;
+        return ring_.attached() ? ring_.blocked() : 0;
     }
 
 private:
     static constexpr detail::RingPolicy k_policy =
         Policy::multi_producer ? detail::RingPolicy::mpmc : detail::RingPolicy::spsc;
 
-    Channel(Segment segment, detail::SharedRing* ring) noexcept
+    Channel(Segment segment, detail::SharedRing ring) noexcept
         : segment_(std::move(segment)), ring_(ring) {}
 
     static clock::time_point deadline_of(Timeout timeout) noexcept {
@@ -167,28 +167,28 @@ private:
     }
 
     Status send_at(const T& value, bool may_wait, clock::time_point deadline) noexcept {
-        if (ring_ == nullptr) {
+        if (!ring_.attached()) {
             return Status::uninitialized;
         }
         detail::SharedRing::Claim c;
-        const Status s = ring_->claim(c, deadline, may_wait, &segment_);
+        const Status s = ring_.claim(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(c.cell, &value, sizeof(T));
-            ring_->publish(c);
+            ring_.publish(c);
         }
         return s;
     }
 
     // Copies the oldest item's bytes to `out` (sizeof(T) bytes, suitably aligned).
     Status receive_bytes(void* out, bool may_wait, clock::time_point deadline) noexcept {
-        if (ring_ == nullptr) {
+        if (!ring_.attached()) {
             return Status::uninitialized;
         }
         detail::SharedRing::Claim c;
-        const Status s = ring_->acquire(c, deadline, may_wait, &segment_);
+        const Status s = ring_.acquire(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(out, c.cell, sizeof(T));
-            ring_->release(c);
+            ring_.release(c);
         }
         return s;
     }
@@ -205,7 +205,7 @@ private:
     }
 
     Segment segment_;
-    detail::SharedRing* ring_ = nullptr; // inside segment_'s payload; nullptr when closed
+    detail::SharedRing ring_; // on segment_'s payload; not attached when closed
 };
 
 template <ProcessSendable T, std::size_t Capacity, ChannelPolicy Policy>
@@ -218,8 +218,8 @@ requires(is_valid_channel_capacity(Capacity))
     if (!segment) {
         return segment.error();
     }
-    auto* ring = detail::SharedRing::create(segment->payload(), Capacity, sizeof(T), k_policy);
-    if (ring == nullptr) { // cannot happen for a valid Capacity: the payload was sized for it
+    auto ring = detail::SharedRing::create(segment->payload(), Capacity, sizeof(T), k_policy);
+    if (!ring.attached()) { // cannot happen for a valid Capacity: the payload was sized for it
         return Error{Status::internal_error, "ipc: cannot place a ring in " + segment->name(), 0};
     }
     return Channel(std::move(*segment), ring);
@@ -237,12 +237,12 @@ requires(is_valid_channel_capacity(Capacity))
     }
     // The segment is ready before its creator has constructed the ring in it: wait for that.
     std::string why;
-    detail::SharedRing* ring = nullptr;
+    detail::SharedRing ring;
     const bool done = detail::poll_until(deadline, [&] {
         ring = detail::SharedRing::attach(segment->payload(), Capacity, sizeof(T), k_policy, &why);
-        return ring != nullptr || !why.empty() || segment->lost_participant().has_value();
+        return ring.attached() || !why.empty() || segment->lost_participant().has_value();
     });
-    if (ring != nullptr) {
+    if (ring.attached()) {
         return Channel(std::move(*segment), ring);
     }
     if (why.empty()) {

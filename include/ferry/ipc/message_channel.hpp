@@ -53,7 +53,7 @@ namespace detail {
 // view that outlives its channel object is still safe to publish, read or release.
 struct MessageState {
     Segment segment;
-    SharedRing* ring = nullptr; // inside segment's payload
+    SharedRing ring; // this process's handle on the ring in segment's payload
     std::size_t max_message_bytes = 0;
 
     MessageState(Segment s, std::size_t max) noexcept
@@ -130,7 +130,7 @@ private:
 
     void finish(detail::CellKind kind, std::size_t length) noexcept {
         detail::write_cell_header(claim_.cell, kind, length);
-        state_->ring->publish(claim_);
+        state_->ring.publish(claim_);
         state_.reset();
         bytes_ = 0;
     }
@@ -177,7 +177,7 @@ public:
     // Hands the cell back to senders; idempotent.
     void release() noexcept {
         if (active()) {
-            state_->ring->release(claim_);
+            state_->ring.release(claim_);
             state_.reset();
             bytes_ = {};
         }
@@ -243,28 +243,28 @@ public:
     // Sticky; wakes every blocked call in every process.
     void stop() noexcept {
         if (state_) {
-            state_->ring->stop();
+            state_->ring.stop();
         }
     }
-    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->ring->stopped(); }
+    [[nodiscard]] bool stopped() const noexcept { return !state_ || state_->ring.stopped(); }
     // True once a participant was found dead (sticky): the channel answers peer_lost.
-    [[nodiscard]] bool lost() const noexcept { return state_ && state_->ring->lost(); }
+    [[nodiscard]] bool lost() const noexcept { return state_ && state_->ring.lost(); }
     // Drops the queued messages (cancelled loans included) and wakes blocked senders; returns
     // how many. spsc: call it from the receiving side.
-    std::size_t clear() noexcept { return state_ ? state_->ring->clear(&state_->segment) : 0; }
+    std::size_t clear() noexcept { return state_ ? state_->ring.clear(&state_->segment) : 0; }
     // Messages queued (published, claimed by a loan, or cancelled markers not yet skipped); a
     // message being read through a view no longer counts, though its cell is still taken.
-    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->ring->size() : 0; }
+    [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->ring.size() : 0; }
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     [[nodiscard]] std::size_t capacity() const noexcept {
-        return state_ ? state_->ring->capacity() : 0;
+        return state_ ? state_->ring.capacity() : 0;
     }
     [[nodiscard]] std::size_t max_message_bytes() const noexcept {
         return state_ ? state_->max_message_bytes : 0;
     }
     // Calls, of every process, parked in a blocking call (after their spin phase).
     [[nodiscard]] std::size_t blocked() const noexcept {
-        return state_ ? state_->ring->blocked() : 0;
+        return state_ ? state_->ring.blocked() : 0;
     }
     [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
 

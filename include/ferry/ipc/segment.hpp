@@ -139,12 +139,13 @@ public:
     }
 
 private:
-    Segment(std::string name, detail::Mapping map, std::size_t slot,
-            const detail::ProcessIdentity& self, detail::FileId file) noexcept
+    // `checked` is this process's private copy of the header, the one create wrote or open
+    // checked (docs/processes.md, Reading shared memory): the payload span is fixed from it, never
+    // from the shared header, which a peer may have rewritten since the check.
+    Segment(std::string name, detail::Mapping map, const detail::SegmentHeader& checked,
+            std::size_t slot, const detail::ProcessIdentity& self, detail::FileId file) noexcept
         : name_(std::move(name)), map_(std::move(map)),
-          // Fixed here, from a header checked by open: a peer that later scribbles over the
-          // header cannot move the span.
-          payload_(map_.data() + header().payload_offset, header().payload_bytes), slot_(slot),
+          payload_(map_.data() + checked.payload_offset, checked.payload_bytes), slot_(slot),
           self_(self), file_(file) {}
 
     [[nodiscard]] bool registered_here() const noexcept {

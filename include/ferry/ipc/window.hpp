@@ -213,14 +213,18 @@ inline Expected<SharedWindow> SharedWindow::open(std::string_view name,
         ferry::detail::futex_wait_until(&h.published, 0, deadline,
                                         ferry::detail::FutexScope::shared);
     }
+    // Read once, checked, and only the checked copies used (docs/processes.md, Reading shared
+    // memory): the size is the mapping's, and the owner's base is fixed here.
     const std::size_t mapped = w.segment_->payload().size() - sizeof(WindowHeader);
-    if (h.data_bytes != mapped || h.owner_base == 0) {
+    const std::uint64_t data_bytes = std::atomic_ref<std::uint64_t>(h.data_bytes).load();
+    const std::uint64_t owner_base = std::atomic_ref<std::uint64_t>(h.owner_base).load();
+    if (data_bytes != mapped || owner_base == 0) {
         return Error{Status::invalid_file,
-                     "ipc: window " + w.name() + " claims " + std::to_string(h.data_bytes) +
+                     "ipc: window " + w.name() + " claims " + std::to_string(data_bytes) +
                          " data bytes, holds " + std::to_string(mapped),
                      0};
     }
-    w.bind(h.owner_base, mapped);
+    w.bind(owner_base, mapped);
     return w;
 }
 

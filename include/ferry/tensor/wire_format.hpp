@@ -163,7 +163,11 @@ inline std::size_t write_item(std::span<std::byte> out, std::size_t offset, Wire
 namespace detail {
 enum class PayloadMode { copy, borrow };
 
-// Refills `ds` from a message that summarize_message has accepted. Only allocation can fail here.
+// Refills `ds` from a message that summarize_message has accepted. The bytes may have changed
+// since (a message read in place in shared memory, docs/processes.md, Reading shared memory): the
+// second pass revalidates every header and fills at most summary.items items, so a message that
+// now holds more or fewer items is `failure` (with `ds` left empty), never a write past the items
+// sized by the first pass. Otherwise only allocation can fail.
 [[nodiscard]] inline Status fill_dataset(Dataset& ds, std::span<const std::byte> msg,
                                          const WireSummary& summary, PayloadMode mode) noexcept {
     std::vector<DataItem>& items = DatasetAccess::items(ds);
@@ -184,14 +188,17 @@ enum class PayloadMode { copy, borrow };
             }
             return Status::ok;
         }
+        if (next == items.size()) {
+            return Status::failure; // more items than the first pass counted
+        }
         DataItem& item = items[next++];
         return mode == PayloadMode::copy
                    ? ItemAccess::assign_copy(item, w.fields, w.payload)
                    : ItemAccess::assign_view(item, w.fields, w.payload.data(), w.payload.size());
     });
-    if (failed(s)) {
-        ds.clear(); // only bad_alloc gets here: leave a valid, empty dataset behind
-        return s;
+    if (failed(s) || next != items.size()) {
+        ds.clear(); // bad_alloc, or bytes changed under the parser: leave a valid, empty dataset
+        return failed(s) ? s : Status::failure;
     }
     DatasetAccess::mark_received(ds, summary.has_data ? MemoryKind::host : MemoryKind::unknown);
     return Status::ok;
@@ -223,7 +230,8 @@ enum class PayloadMode { copy, borrow };
 
 // Refills `ds` with owning copies, reusing its items and their payload buffers. invalid_param
 // when `ds` holds items the user added (CANN's receive rule, docs/cann-contract/tdt.md#receive). On
-// any error in the message nothing changes.
+// any error in the message nothing changes — except for a message another process rewrites while
+// it is parsed (shared memory): then `ds` is left empty and the answer is failure.
 [[nodiscard]] inline Status parse_into(Dataset& ds, std::span<const std::byte> msg) noexcept {
     if (!ds.accepts_receive()) {
         return Status::invalid_param;

@@ -10,9 +10,11 @@
 // them.
 //
 // The header is written by the process that claimed the cell, before it publishes; the ring's
-// publish/acquire order those writes before the receiver's reads. The receiver never trusts a
-// length beyond the max_message_bytes it opened the channel with: a scribbled header is an error,
-// not an out-of-bounds read.
+// publish/acquire order those writes before the receiver's reads. The receiver copies the header
+// once and never trusts a length beyond the max_message_bytes it opened the channel with: a
+// scribbled header is an error, not an out-of-bounds read (the rule at the top of
+// segment_header.hpp). The message bytes themselves may still change while they are read; the
+// parser (wire_format) stays in bounds regardless.
 
 #include <cstddef>
 #include <cstdint>

@@ -29,16 +29,16 @@ inline std::optional<Error> check_geometry(std::size_t capacity, std::size_t max
 
 // The ring in an opened segment. Segment::open returns once the segment is ready, but its
 // creator constructs the ring after that: wait (bounded) until it has, or has died.
-inline Expected<SharedRing*> attach_ring(const Segment& segment, std::size_t capacity,
-                                         std::size_t cell_bytes, RingPolicy policy,
-                                         Clock::time_point deadline) {
+inline Expected<SharedRing> attach_ring(const Segment& segment, std::size_t capacity,
+                                        std::size_t cell_bytes, RingPolicy policy,
+                                        Clock::time_point deadline) {
     std::string why;
-    SharedRing* ring = nullptr;
+    SharedRing ring;
     const bool done = poll_until(deadline, [&] {
         ring = SharedRing::attach(segment.payload(), capacity, cell_bytes, policy, &why);
-        return ring != nullptr || !why.empty() || segment.lost_participant().has_value();
+        return ring.attached() || !why.empty() || segment.lost_participant().has_value();
     });
-    if (ring != nullptr) {
+    if (ring.attached()) {
         return ring;
     }
     if (why.empty()) {
@@ -69,7 +69,7 @@ inline Expected<MessageStatePtr> make_state(std::string_view name, std::size_t c
     auto state = std::make_shared<MessageState>(std::move(*segment), max_message_bytes);
     if (create) {
         state->ring = SharedRing::create(state->segment.payload(), capacity, cell_bytes, policy);
-        if (state->ring == nullptr) { // not reached: the payload was sized for this geometry
+        if (!state->ring.attached()) { // not reached: the payload was sized for this geometry
             return Error{Status::internal_error, "ipc: cannot place a ring in " + layout, 0};
         }
         return state;
@@ -135,8 +135,8 @@ Result<MessageLoan> MessageChannel<Policy>::loan(std::size_t bytes, Timeout time
         return Status::invalid_param;
     }
     detail::MessageClaim claim;
-    const Status s = state_->ring->claim(claim, detail::deadline_of(timeout), !timeout.is_no_wait(),
-                                         &state_->segment);
+    const Status s = state_->ring.claim(claim, detail::deadline_of(timeout), !timeout.is_no_wait(),
+                                        &state_->segment);
     if (failed(s)) {
         return s;
     }
@@ -172,7 +172,7 @@ Status MessageChannel<Policy>::acquire_message(detail::MessageClaim& claim, Time
     bool skipped = false;
     for (;;) {
         const Status s =
-            state_->ring->acquire(claim, deadline, !timeout.is_no_wait(), &state_->segment);
+            state_->ring.acquire(claim, deadline, !timeout.is_no_wait(), &state_->segment);
         if (s == Status::empty && skipped && !timeout.is_no_wait()) {
             return Status::timed_out; // the deadline passed while skipping cancelled loans
         }
@@ -183,7 +183,7 @@ Status MessageChannel<Policy>::acquire_message(detail::MessageClaim& claim, Time
         if (content.valid && content.kind == detail::CellKind::message) {
             return Status::ok;
         }
-        state_->ring->release(claim);
+        state_->ring.release(claim);
         if (!content.valid) {
             return Status::failure; // a header no ferry writes: dropped, never read past
         }

@@ -72,10 +72,11 @@ inline std::optional<Error> check_tag(const SegmentHeader& h, const LayoutTag& t
 
 // Waits for the creator to publish the segment (ready, stored last with release). Fails early
 // when the creator gave up or died; otherwise at `deadline`.
-inline std::optional<Error> wait_ready(SegmentHeader& h, const std::string& shm_name,
-                                       Clock::time_point deadline) {
-    std::atomic_ref<std::uint32_t> ready(h.ready);
-    const std::string creator = pid_text(h.creator_pid);
+// `ready_word` is the live header's; `creator` comes from the opener's private copy of it.
+inline std::optional<Error> wait_ready(std::uint32_t& ready_word, const ProcessIdentity& creator_id,
+                                       const std::string& shm_name, Clock::time_point deadline) {
+    std::atomic_ref<std::uint32_t> ready(ready_word);
+    const std::string creator = pid_text(creator_id.pid);
     for (;;) {
         const std::uint32_t state = ready.load(std::memory_order_acquire);
         if (state == k_ready) {
@@ -84,7 +85,7 @@ inline std::optional<Error> wait_ready(SegmentHeader& h, const std::string& shm_
         if (state == k_abandoned) {
             return Error{Status::invalid_file, "ipc: " + shm_name + ": its creation failed", 0};
         }
-        if (!is_alive(h.creator_pid, h.creator_start_time)) {
+        if (!is_alive(creator_id.pid, creator_id.start_time)) {
             return Error{
                 Status::invalid_file,
                 "ipc: " + shm_name + ": its creator (" + creator + ") died initialising it", 0};
@@ -97,7 +98,7 @@ inline std::optional<Error> wait_ready(SegmentHeader& h, const std::string& shm_
                          0};
         }
         // Sliced, so that a creator's death is noticed without waiting for the whole deadline.
-        ferry::detail::futex_wait_until(&h.ready, state,
+        ferry::detail::futex_wait_until(&ready_word, state,
                                         std::min(deadline, now + std::chrono::milliseconds(50)),
                                         ferry::detail::FutexScope::shared);
     }

@@ -1,4 +1,17 @@
 #pragma once
+// THE RULE for every reader of shared memory in ferry/ipc (docs/processes.md, Reading shared
+// memory). A segment is an interface to another program, and any word of it can change at any
+// instant:
+//   - a value another process can write is loaded ONCE (atomically where it is a control word)
+//     into a local, validated there, and never read again for the same decision;
+//   - payload bytes may be copied or parsed in place, but every length, offset, count and index
+//     is validated against private, checked limits (this process's own geometry, fixed at create
+//     or open) before it is used — and a parser over shared bytes must stay in bounds even when
+//     the bytes change between its passes;
+//   - a peer can corrupt its messages, stop the channel or make it lost; it can never cause an
+//     out-of-bounds access, a crash, or a wait beyond the caller's timeout.
+// Headers under ferry/ipc/detail that read shared memory refer to this comment.
+//
 // The header at offset 0 of every segment (docs/processes.md, Header).
 //
 // A plain, trivially copyable struct: the creator writes it with one pwrite before reserving

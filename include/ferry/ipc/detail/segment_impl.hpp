@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstddef>
+#include <cstring>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
 #include <sys/stat.h>
@@ -76,6 +77,13 @@ inline SegmentHeader& header_of(const Mapping& map) noexcept {
     return *reinterpret_cast<SegmentHeader*>(map.data());
 }
 
+// This process's copy of a mapped header, to check and then use without reading it again.
+inline SegmentHeader copy_header(const Mapping& map) noexcept {
+    SegmentHeader copy;
+    std::memcpy(&copy, map.data(), sizeof copy);
+    return copy;
+}
+
 // Undoes a create that failed after its shm_open: openers already waiting see "creation
 // failed" instead of timing out, and the name is removed if it is still this file's (the
 // creation lock is held: see reclaim.hpp).
@@ -137,7 +145,7 @@ inline Expected<Segment> Segment::initialise(std::string name, detail::FileDescr
     // The creation lock ends here. Explicitly: the mapping keeps the open file (and with it
     // the flock) alive after fd closes.
     ::flock(fd.get(), LOCK_UN);
-    return Segment(std::move(name), std::move(*map), 0,
+    return Segment(std::move(name), std::move(*map), first, 0,
                    {first.creator_pid, first.creator_start_time}, detail::file_id(fd.get()));
 }
 
@@ -202,7 +210,10 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
     if (!first_map) {
         return first_map.error();
     }
-    auto& first = detail::header_of(*first_map);
+    // Every decision below is taken on a private copy of the header (docs/processes.md, Reading
+    // shared memory); only the ready word is read live, and the copy is taken again once the
+    // creator has published the header (ready, acquire).
+    const detail::SegmentHeader first = detail::copy_header(*first_map);
     if (auto e = detail::check_format(first, shm)) {
         return *e;
     }
@@ -210,23 +221,28 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
         return Error{Status::invalid_file,
                      "ipc: " + shm + " was left by an earlier boot; create reclaims it", 0};
     }
-    if (auto e = detail::wait_ready(first, shm, deadline)) {
+    if (auto e = detail::wait_ready(detail::header_of(*first_map).ready,
+                                    {first.creator_pid, first.creator_start_time}, shm, deadline)) {
         return *e;
     }
-    if (auto e = detail::check_tag(first, tag, shm)) {
+    const detail::SegmentHeader checked = detail::copy_header(*first_map);
+    if (auto e = detail::check_format(checked, shm)) {
+        return *e;
+    }
+    if (auto e = detail::check_tag(checked, tag, shm)) {
         return *e;
     }
     const auto size = detail::file_size(fd);
-    if (first.payload_offset != detail::k_payload_alignment ||
-        first.total_bytes != first.payload_offset + first.payload_bytes ||
-        first.payload_bytes > k_max_payload_bytes) {
+    if (checked.payload_offset != detail::k_payload_alignment ||
+        checked.total_bytes != checked.payload_offset + checked.payload_bytes ||
+        checked.payload_bytes > k_max_payload_bytes) {
         return Error{Status::invalid_file, "ipc: " + shm + " has inconsistent sizes in its header",
                      0};
     }
-    if (!size || *size < first.total_bytes) {
+    if (!size || *size < checked.total_bytes) {
         return Error{Status::invalid_file, "ipc: " + shm + " is shorter than its header says", 0};
     }
-    auto map = detail::map_shared(fd, first.total_bytes);
+    auto map = detail::map_shared(fd, checked.total_bytes);
     if (!map) {
         return map.error();
     }
@@ -249,7 +265,8 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
                               "ipc: " + shm + " stayed locked by another process", 0};
     }
     ::flock(fd, LOCK_UN);
-    return Segment(std::move(name), std::move(*map), *slot, caller->self, detail::file_id(fd));
+    return Segment(std::move(name), std::move(*map), checked, *slot, caller->self,
+                   detail::file_id(fd));
 }
 
 inline Expected<void> Segment::close_and_remove_name(bool if_last, std::chrono::milliseconds wait) {

@@ -2,9 +2,13 @@
 // ferry::ipc::detail::SharedRing — a bounded ring of raw byte cells that lives INSIDE shared
 // memory, the transport of ferry::ipc::Channel (docs/processes.md, Channels).
 //
-// The object is standard layout and stores no pointers: the creator placement-constructs it at
-// the start of a segment's payload (create), every other process checks the geometry and policy
-// and uses it where its own mapping put it (attach). The cells follow the object.
+// Two parts: RingControl, the words in shared memory (standard layout, no pointers), which the
+// creator constructs at the start of a segment's payload, followed by the cells; and SharedRing,
+// each process's handle, which create and attach return. attach compares the ring's geometry and
+// policy with the caller's and keeps the caller's: the geometry is never read from shared memory
+// again (the rule at the top of segment_header.hpp), so a peer rewriting it, or the counters,
+// cannot move a cell outside the segment. A ring found inconsistent (a turn no ferry process
+// writes) is marked lost.
 //
 // In-place API (any process that attached; `peers` is the Segment whose participants a waiting
 // call watches, nullptr for none; `deadline` is on the steady clock, time_point::max() = none):
@@ -20,7 +24,9 @@
 //       Takes the oldest published cell to read in place, waiting while the ring is empty. ok:
 //       read c.cell, then release(c). empty (!may_wait), timed_out (also a deadline already past),
 //       stopped (only once drained), peer_lost. A head cell claimed but not yet published is
-//       waited for whatever the timeout (parked, watching the peers), never reported empty.
+//       waited for (parked, watching the peers), never reported empty: by a blocking call
+//       without deadline for as long as it takes, by any other call until its deadline but at
+//       least k_pending_grace, then timed_out.
 //   void release(const Claim& c);      // frees the cell for senders; wakes them
 //
 //   stop() / stopped()       sticky; wakes every waiter in every process; then claim answers
@@ -72,7 +78,40 @@ inline constexpr std::size_t k_ring_line = 64;
 // How long a parked call sleeps before it looks at the peers again; a death is seen within
 // about one slice plus the /proc reads.
 inline constexpr std::chrono::milliseconds k_watch_slice{20};
+// How long a no-wait or timed receive waits, past its own deadline, for a claimed head to be
+// published (see SharedRing::pending_limit).
+inline constexpr std::chrono::milliseconds k_pending_grace{20};
 
+// The ring's words in shared memory. Layout only: processes reach them through a SharedRing
+// handle, never by reading the geometry back (see the rule in segment_header.hpp). Line 0 is the
+// geometry the creator writes once, for attach to compare; each word other processes change
+// lives on its own line and is accessed through std::atomic_ref only.
+struct RingControl {
+    alignas(k_ring_line) std::uint64_t magic;
+    std::uint32_t format;
+    RingPolicy policy;
+    std::uint32_t capacity;
+    std::uint32_t cell_bytes;
+    std::uint64_t stride;
+    std::uint32_t ready;
+    alignas(k_ring_line) std::uint64_t tail; // next position to claim
+    alignas(k_ring_line) std::uint64_t head; // next position to acquire
+    alignas(k_ring_line) std::uint32_t stopped;
+    std::uint32_t lost;
+    alignas(k_ring_line) std::uint32_t items_word; // receivers park here
+    alignas(k_ring_line) std::uint32_t slots_word; // senders park here
+    alignas(k_ring_line) std::uint32_t blocked;
+    std::int64_t next_watch_ns; // steady-clock time of the next no-wait peer check
+};
+static_assert(std::is_standard_layout_v<RingControl> && std::is_trivial_v<RingControl>);
+static_assert(sizeof(RingControl) % k_ring_line == 0);
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
+
+// One process's handle on a ring: a pointer to the shared words and cells, and the geometry this
+// process asked for (checked against the ring at attach), kept here. Positions come from shared
+// counters; each is reduced by the private capacity before it names a cell, so no value a peer
+// writes can make a cell address fall outside the memory attach checked. Copyable; an empty
+// handle (the default) is not attached to anything.
 class SharedRing {
 public:
     using clock = std::chrono::steady_clock;
@@ -81,37 +120,31 @@ public:
         std::byte* cell = nullptr;
     };
 
-    // Bytes the ring needs for this geometry (the object and its cells); 0 when invalid.
+    SharedRing() noexcept = default;
+
+    // Bytes the ring needs for this geometry (the words and the cells); 0 when invalid.
     [[nodiscard]] static std::size_t bytes_for(std::size_t capacity,
                                                std::size_t cell_bytes) noexcept {
         if (!valid(capacity, cell_bytes)) {
             return 0;
         }
-        return sizeof(SharedRing) + capacity * stride_for(cell_bytes);
+        return sizeof(RingControl) + capacity * stride_for(cell_bytes);
     }
 
-    // Constructs a ring at the start of `memory` (zeroed or not); nullptr when the geometry is
-    // invalid or `memory` is too small or misaligned. Ready for attach once this returns.
-    [[nodiscard]] static SharedRing* create(std::span<std::byte> memory, std::size_t capacity,
-                                            std::size_t cell_bytes, RingPolicy policy) noexcept {
-        const std::size_t need = bytes_for(capacity, cell_bytes);
-        if (need == 0 || memory.size() < need || !aligned(memory.data())) {
-            return nullptr;
-        }
-        auto* ring = ::new (memory.data()) SharedRing(capacity, cell_bytes, policy);
-        std::atomic_ref<std::uint32_t>(ring->ready_).store(1, std::memory_order_release);
-        return ring;
-    }
+    // Constructs a ring at the start of `memory` (zeroed or not); an empty handle when the
+    // geometry is invalid or `memory` is too small or misaligned. Ready for attach once this
+    // returns.
+    [[nodiscard]] static SharedRing create(std::span<std::byte> memory, std::size_t capacity,
+                                           std::size_t cell_bytes, RingPolicy policy) noexcept;
 
     // The ring at the start of `memory` if it is ready and has exactly this geometry and
-    // policy. Otherwise nullptr, and `why` says what differs — or is left empty when the ring
-    // is not initialised yet (its creator is still constructing it: poll again).
-    [[nodiscard]] static SharedRing* attach(std::span<std::byte> memory, std::size_t capacity,
-                                            std::size_t cell_bytes, RingPolicy policy,
-                                            std::string* why);
+    // policy. Otherwise an empty handle, and `why` says what differs — or is left empty when the
+    // ring is not initialised yet (its creator is still constructing it: poll again).
+    [[nodiscard]] static SharedRing attach(std::span<std::byte> memory, std::size_t capacity,
+                                           std::size_t cell_bytes, RingPolicy policy,
+                                           std::string* why);
 
-    SharedRing(const SharedRing&) = delete;
-    SharedRing& operator=(const SharedRing&) = delete;
+    [[nodiscard]] bool attached() const noexcept { return control_ != nullptr; }
 
     // ---- in place ----------------------------------------------------------------------------
     Status claim(Claim& c, clock::time_point deadline, bool may_wait,
@@ -123,13 +156,13 @@ public:
         if (past(deadline)) { // a wait whose time ran out before it began
             return after_fast_failure(Status::timed_out, peers);
         }
-        return wait(slots_word_, deadline, may_wait, Status::full, peers,
+        return wait(control_->slots_word, deadline, deadline, may_wait, Status::full, peers,
                     [this, &c] { return attempt_claim(c); });
     }
 
     void publish(const Claim& c) noexcept {
         turn(c.position).store(c.position + 1, std::memory_order_release);
-        notify(items_word_);
+        notify(control_->items_word);
     }
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
@@ -141,24 +174,24 @@ public:
         if (!first.pending && past(deadline)) {
             return after_fast_failure(Status::timed_out, peers);
         }
-        return wait(items_word_, deadline, may_wait, Status::empty, peers,
-                    [this, &c] { return attempt_acquire(c); });
+        return wait(control_->items_word, deadline, pending_limit(deadline, may_wait), may_wait,
+                    Status::empty, peers, [this, &c] { return attempt_acquire(c); });
     }
 
     void release(const Claim& c) noexcept {
         turn(c.position).store(c.position + capacity_, std::memory_order_release);
-        notify(slots_word_);
+        notify(control_->slots_word);
     }
 
     // ---- state -------------------------------------------------------------------------------
-    void stop() noexcept { raise(stopped_); }
-    [[nodiscard]] bool stopped() const noexcept { return load_flag(stopped_); }
-    void mark_lost() noexcept { raise(lost_); }
-    [[nodiscard]] bool lost() const noexcept { return load_flag(lost_); }
+    void stop() noexcept { raise(control_->stopped); }
+    [[nodiscard]] bool stopped() const noexcept { return load_flag(control_->stopped); }
+    void mark_lost() noexcept { raise(control_->lost); }
+    [[nodiscard]] bool lost() const noexcept { return load_flag(control_->lost); }
 
     [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t head = ref(head_).load(std::memory_order_acquire);
-        const std::uint64_t tail = ref(tail_).load(std::memory_order_acquire);
+        const std::uint64_t head = ref(control_->head).load(std::memory_order_acquire);
+        const std::uint64_t tail = ref(control_->tail).load(std::memory_order_acquire);
         return tail <= head
                    ? 0
                    : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity_));
@@ -177,8 +210,9 @@ public:
         return dropped;
     }
 
+    // A count peers change: at most what a process can park, never used as an index.
     [[nodiscard]] std::size_t blocked() const noexcept {
-        return ref(const_cast<std::uint32_t&>(blocked_)).load(std::memory_order_acquire);
+        return ref(control_->blocked).load(std::memory_order_acquire);
     }
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     [[nodiscard]] std::size_t cell_bytes() const noexcept { return cell_bytes_; }
@@ -202,14 +236,12 @@ private:
         bool pending = false; // the head is claimed but unpublished: wait for it
     };
 
-    SharedRing(std::size_t capacity, std::size_t cell_bytes, RingPolicy policy) noexcept
-        : magic_(k_ring_magic), format_(k_ring_format), policy_(policy),
+    SharedRing(RingControl* control, std::size_t capacity, std::size_t cell_bytes,
+               RingPolicy policy) noexcept
+        : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(RingControl)),
           capacity_(static_cast<std::uint32_t>(capacity)),
-          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)) {
-        for (std::size_t i = 0; i < capacity; ++i) {
-            turn(i).store(i, std::memory_order_relaxed);
-        }
-    }
+          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
+          policy_(policy) {}
 
     static bool valid(std::size_t capacity, std::size_t cell_bytes) noexcept {
         return capacity >= k_ring_min_capacity && capacity <= k_ring_max_capacity &&
@@ -224,6 +256,18 @@ private:
     static bool past(clock::time_point deadline) noexcept {
         return deadline != clock::time_point::max() && deadline <= clock::now();
     }
+    // How long a receive waits for a claimed head: a blocking call without a deadline for as
+    // long as it takes; any other call until its deadline, and at least k_pending_grace (a
+    // no-wait call too), so a send in flight is not reported missing — but never for ever, as a
+    // peer that claimed and never publishes would otherwise hold it (docs/processes.md,
+    // Reading shared memory).
+    static clock::time_point pending_limit(clock::time_point deadline, bool may_wait) noexcept {
+        if (may_wait && deadline == clock::time_point::max()) {
+            return deadline;
+        }
+        const auto grace = clock::now() + k_pending_grace;
+        return may_wait ? std::max(deadline, grace) : grace;
+    }
     // Done waiting: an answer that is not "busy", or busy without leave to wait. A pending head
     // is never done.
     static bool settled(const Outcome& o, Status busy, bool may_wait) noexcept {
@@ -234,26 +278,27 @@ private:
     static std::atomic_ref<W> ref(W& word) noexcept {
         return std::atomic_ref<W>(word);
     }
-    static bool load_flag(const std::uint32_t& flag) noexcept {
-        // atomic_ref needs a non-const object; the load does not write.
-        return ref(const_cast<std::uint32_t&>(flag)).load(std::memory_order_acquire) != 0;
+    static bool load_flag(std::uint32_t& flag) noexcept {
+        return ref(flag).load(std::memory_order_acquire) != 0;
     }
 
-    std::byte* cell_at(std::uint64_t position) noexcept {
-        return reinterpret_cast<std::byte*>(this) + sizeof(SharedRing) +
-               static_cast<std::size_t>(position % capacity_) * stride_;
+    // The cell of `position`: reduced by the private capacity, so always one of this process's
+    // checked cells whatever the shared counters say.
+    std::byte* cell_at(std::uint64_t position) const noexcept {
+        return cells_ + static_cast<std::size_t>(position % capacity_) * stride_;
     }
-    std::atomic_ref<std::uint64_t> turn(std::uint64_t position) noexcept {
+    std::atomic_ref<std::uint64_t> turn(std::uint64_t position) const noexcept {
         return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(cell_at(position)));
     }
 
     Outcome attempt_claim(Claim& c) noexcept;
     Outcome attempt_acquire(Claim& c) noexcept;
     bool try_acquire(Claim& c, bool& pending) noexcept;
+    Outcome corrupt() noexcept;
     Status after_fast_failure(Status status, const Segment* peers) noexcept;
     template <typename Attempt>
-    Status wait(std::uint32_t& event, clock::time_point deadline, bool may_wait, Status busy,
-                const Segment* peers, Attempt attempt) noexcept;
+    Status wait(std::uint32_t& event, clock::time_point deadline, clock::time_point pending_until,
+                bool may_wait, Status busy, const Segment* peers, Attempt attempt) noexcept;
 
     // Event words (channel/detail/event_count.hpp, symmetric mode): (epoch << 1) | sleepers.
     static std::uint32_t prepare_wait(std::uint32_t& event) noexcept {
@@ -272,32 +317,18 @@ private:
     }
     void raise(std::uint32_t& flag) noexcept {
         ref(flag).store(1, std::memory_order_seq_cst);
-        notify(items_word_);
-        notify(slots_word_);
+        notify(control_->items_word);
+        notify(control_->slots_word);
     }
 
-    // Line 0: geometry, written once by the creator. Each word other processes change lives on
-    // its own line. Accessed through std::atomic_ref only, except the constants.
-    alignas(k_ring_line) std::uint64_t magic_;
-    std::uint32_t format_;
-    RingPolicy policy_;
-    std::uint32_t capacity_;
-    std::uint32_t cell_bytes_;
-    std::uint64_t stride_;
-    std::uint32_t ready_ = 0;
-    alignas(k_ring_line) std::uint64_t tail_ = 0; // next position to claim
-    alignas(k_ring_line) std::uint64_t head_ = 0; // next position to acquire
-    alignas(k_ring_line) std::uint32_t stopped_ = 0;
-    std::uint32_t lost_ = 0;
-    alignas(k_ring_line) std::uint32_t items_word_ = 0; // receivers park here
-    alignas(k_ring_line) std::uint32_t slots_word_ = 0; // senders park here
-    alignas(k_ring_line) std::uint32_t blocked_ = 0;
-    std::int64_t next_watch_ns_ = 0; // steady-clock time of the next no-wait peer check
+    RingControl* control_ = nullptr; // in shared memory
+    std::byte* cells_ = nullptr;     // in shared memory, capacity_ * stride_ bytes (checked)
+    // Private geometry: this process's own, compared with the ring's at attach.
+    std::uint32_t capacity_ = 0;
+    std::uint32_t cell_bytes_ = 0;
+    std::size_t stride_ = 0;
+    RingPolicy policy_ = RingPolicy::spsc;
 };
-
-static_assert(std::is_standard_layout_v<SharedRing>);
-static_assert(sizeof(SharedRing) % k_ring_line == 0);
-static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
 
 } // namespace ferry::ipc::detail
 

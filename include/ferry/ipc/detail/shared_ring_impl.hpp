@@ -1,37 +1,71 @@
 #pragma once
 // SharedRing's out-of-line parts (declared in ferry/ipc/detail/shared_ring.hpp).
 
+#include <cstddef>
+#include <cstring>
 #include <ferry/ipc/detail/shared_ring.hpp>
 
 namespace ferry::ipc::detail {
 
-inline SharedRing* SharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
-                                      std::size_t cell_bytes, RingPolicy policy, std::string* why) {
-    auto fail = [why](const char* text) -> SharedRing* {
+inline SharedRing SharedRing::create(std::span<std::byte> memory, std::size_t capacity,
+                                     std::size_t cell_bytes, RingPolicy policy) noexcept {
+    const std::size_t need = bytes_for(capacity, cell_bytes);
+    if (need == 0 || memory.size() < need || !aligned(memory.data())) {
+        return {};
+    }
+    auto* control = ::new (memory.data()) RingControl{};
+    control->magic = k_ring_magic;
+    control->format = k_ring_format;
+    control->policy = policy;
+    control->capacity = static_cast<std::uint32_t>(capacity);
+    control->cell_bytes = static_cast<std::uint32_t>(cell_bytes);
+    control->stride = stride_for(cell_bytes);
+    const SharedRing ring(control, capacity, cell_bytes, policy);
+    for (std::size_t i = 0; i < capacity; ++i) {
+        ring.turn(i).store(i, std::memory_order_relaxed);
+    }
+    ref(control->ready).store(1, std::memory_order_release);
+    return ring;
+}
+
+inline SharedRing SharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
+                                     std::size_t cell_bytes, RingPolicy policy, std::string* why) {
+    auto fail = [why](const char* text) -> SharedRing {
         if (why != nullptr) {
             *why = text;
         }
-        return nullptr;
+        return {};
     };
-    if (memory.size() < sizeof(SharedRing) || !aligned(memory.data())) {
-        return fail("the segment is too small for a ring");
+    const std::size_t need = bytes_for(capacity, cell_bytes);
+    if (need == 0 || memory.size() < need || !aligned(memory.data())) {
+        return fail("the segment is too small for a ring of this geometry");
     }
-    auto* ring = std::launder(reinterpret_cast<SharedRing*>(memory.data()));
-    if (std::atomic_ref<std::uint32_t>(ring->ready_).load(std::memory_order_acquire) != 1) {
-        return nullptr; // not constructed yet
+    auto* control = std::launder(reinterpret_cast<RingControl*>(memory.data()));
+    if (ref(control->ready).load(std::memory_order_acquire) != 1) {
+        return {}; // not constructed yet
     }
-    if (ring->magic_ != k_ring_magic || ring->format_ != k_ring_format) {
+    // One copy of the geometry line, compared with what this process asked for; only the
+    // caller's values are kept.
+    RingControl seen;
+    std::memcpy(&seen, control, offsetof(RingControl, tail));
+    if (seen.magic != k_ring_magic || seen.format != k_ring_format) {
         return fail("the segment does not hold a ring of this format");
     }
-    if (ring->policy_ != policy) {
+    if (seen.policy != policy) {
         return fail("the ring has another policy (spsc / mpmc)");
     }
-    if (ring->capacity_ != capacity || ring->cell_bytes_ != cell_bytes ||
-        ring->stride_ != stride_for(cell_bytes) ||
-        memory.size() < bytes_for(capacity, cell_bytes)) {
+    if (seen.capacity != capacity || seen.cell_bytes != cell_bytes ||
+        seen.stride != stride_for(cell_bytes)) {
         return fail("the ring has another capacity or cell size");
     }
-    return ring;
+    return SharedRing(control, capacity, cell_bytes, policy);
+}
+
+// A turn no ferry process writes (a position that did not move although its turn says another
+// process moved it): the ring is corrupt, and is lost for everyone.
+inline SharedRing::Outcome SharedRing::corrupt() noexcept {
+    mark_lost();
+    return {Status::peer_lost};
 }
 
 inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
@@ -41,7 +75,7 @@ inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
     if (stopped()) {
         return {Status::stopped};
     }
-    auto tail = ref(tail_);
+    auto tail = ref(control_->tail);
     std::uint64_t pos = tail.load(std::memory_order_relaxed);
     for (;;) {
         const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
@@ -53,7 +87,13 @@ inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
         } else if (t < pos) {
             return {Status::full}; // the cell is still queued (or loaned) from one lap ago
         } else {
+            // Another sender took `pos`: its claim happens-before the turn seen, so the tail
+            // has moved on. One that did not is a turn written by no sender.
+            const std::uint64_t seen = pos;
             pos = tail.load(std::memory_order_relaxed);
+            if (pos == seen) {
+                return corrupt();
+            }
         }
     }
 }
@@ -61,7 +101,7 @@ inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
 // Vyukov's pop, split: the cell is handed out, and release() gives it back. `pending`: the head
 // position is claimed but not published (a tail beyond it, loaded after its turn, says so).
 inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
-    auto head = ref(head_);
+    auto head = ref(control_->head);
     std::uint64_t pos = head.load(std::memory_order_relaxed);
     for (;;) {
         const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
@@ -71,10 +111,16 @@ inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
                 return true;
             }
         } else if (t < pos + 1) {
-            pending = ref(tail_).load(std::memory_order_relaxed) > pos;
+            pending = ref(control_->tail).load(std::memory_order_relaxed) > pos;
             return false;
         } else {
+            // As in attempt_claim: a head that did not move under a later turn is corrupt.
+            const std::uint64_t seen = pos;
             pos = head.load(std::memory_order_relaxed);
+            if (pos == seen) {
+                corrupt();
+                return false;
+            }
         }
     }
 }
@@ -86,6 +132,9 @@ inline SharedRing::Outcome SharedRing::attempt_acquire(Claim& c) noexcept {
     bool pending = false;
     if (try_acquire(c, pending)) {
         return {Status::ok};
+    }
+    if (lost()) { // found corrupt
+        return {Status::peer_lost};
     }
     if (pending) {
         return {Status::empty, true};
@@ -111,7 +160,7 @@ inline Status SharedRing::after_fast_failure(Status status, const Segment* peers
     const std::int64_t now =
         std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch())
             .count();
-    auto next = ref(next_watch_ns_);
+    auto next = ref(control_->next_watch_ns);
     std::int64_t due = next.load(std::memory_order_relaxed);
     if (now >= due &&
         next.compare_exchange_strong(due, now + std::chrono::nanoseconds(k_watch_slice).count(),
@@ -122,11 +171,13 @@ inline Status SharedRing::after_fast_failure(Status status, const Segment* peers
 }
 
 // Spin, then park in slices on `event` until attempt() settles (see settled), the deadline
-// passes (not while the head is pending), or a peer is found dead. attempt() runs after every
-// wake-up before the deadline is looked at, so a wake is never dropped by a waiter timing out.
+// passes (`pending_until` while the head is pending), or a peer is found dead. attempt() runs after
+// every wake-up before the deadline is looked at, so a wake is never dropped by a waiter timing
+// out.
 template <typename Attempt>
-Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool may_wait,
-                        Status busy, const Segment* peers, Attempt attempt) noexcept {
+Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline,
+                        clock::time_point pending_until, bool may_wait, Status busy,
+                        const Segment* peers, Attempt attempt) noexcept {
     constexpr unsigned k_spins = 256;
     for (unsigned i = 0; i < k_spins; ++i) {
         ferry::detail::cpu_relax();
@@ -142,8 +193,7 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool m
         ~Counted() { ref(count).fetch_sub(1, std::memory_order_acq_rel); }
         Counted(const Counted&) = delete;
         Counted& operator=(const Counted&) = delete;
-    } counted(blocked_);
-    const bool bounded = deadline != clock::time_point::max();
+    } counted(control_->blocked);
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = prepare_wait(event);
@@ -152,8 +202,9 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool m
             return o.status;
         }
         const auto now = clock::now();
-        if (!o.pending && bounded && now >= deadline) {
-            return Status::timed_out;
+        if (now >= (o.pending ? pending_until : deadline)) { // max(): never
+            // A head claimed by a process that died is the common reason to get here.
+            return o.pending && watch(peers) ? Status::peer_lost : Status::timed_out;
         }
         if (now >= next_watch) {
             if (watch(peers)) {
@@ -161,8 +212,8 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline, bool m
             }
             next_watch = now + k_watch_slice;
         }
-        // Sliced only while there are peers to watch; a pending head ignores the deadline.
-        const auto until = o.pending ? clock::time_point::max() : deadline;
+        // Sliced only while there are peers to watch; a pending head has its own limit.
+        const auto until = o.pending ? pending_until : deadline;
         const auto wake_at = peers == nullptr ? until : std::min(until, next_watch);
         ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
     }
