@@ -102,6 +102,10 @@ private:
         EntryState state;
     };
 
+    // The most senders one receiver keeps, and the most of them from one peer process
+    // (docs/multi-node-channels.md, Limits).
+    static constexpr std::size_t k_max_senders = 1024;
+    static constexpr std::ptrdiff_t k_max_senders_per_peer = 64;
     static std::uint64_t key(PeerId peer, std::uint32_t id) noexcept {
         return (std::uint64_t{peer} << 32) | id;
     }

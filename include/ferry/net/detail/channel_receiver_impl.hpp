@@ -92,6 +92,12 @@ inline Verdict ReceiverState::on_open(Delivery& d, const ChannelWire& w,
     if (senders_.contains(k)) {
         return "ferry.net.channel: a sender opened twice";
     }
+    // Bounded: a peer cannot make this receiver hold records without end (forged sender ids).
+    const auto of_peer = std::distance(senders_.lower_bound(key(d.peer(), 0)),
+                                       senders_.upper_bound(key(d.peer(), ~std::uint32_t{0})));
+    if (senders_.size() >= k_max_senders || of_peer >= k_max_senders_per_peer) {
+        return "ferry.net.channel: too many senders";
+    }
     Sender& s = senders_[k];
     s.peer = d.peer();
     s.id = w.from;
