@@ -121,6 +121,12 @@ bool run(afd_ipc::Config c) {
     }
     ok = ok && same("ffn", afd_ipc::parse_report(ffn.line()), expected.ffn);
     ok = ffn.wait() == 0 && ok;
+    // Every role has exited: a window whose processes were all killed would stay in /dev/shm
+    // (its name holds this pid, so no later run reclaims it). Nothing is left to use them.
+    for (std::uint32_t s = 0; s < c.sessions; ++s) {
+        (void)ferry::ipc::Segment::unlink(prefix + "-att" + std::to_string(s));
+    }
+    (void)ferry::ipc::Segment::unlink(prefix + "-ffn");
     return ok;
 }
 

@@ -295,19 +295,16 @@ inline bool wait_for_state(pid_t pid, char state,
     return false;
 }
 
-// For a helper process: the main thread leaves with pthread_exit, and a second thread, once the
-// main one is gone (its thread-group leader is then a zombie while the process lives on), runs
-// `rest` and ends the process with its result. Returns only if the thread cannot be started.
+// For a helper process: the main thread leaves with pthread_exit (the thread-group leader is
+// then a zombie while the process lives on), and a second thread runs `rest` and ends the
+// process with its result. The second thread does not wait for the leader to be gone (joining
+// an exited main thread is beyond ThreadSanitizer): the parent watches /proc for it
+// (wait_for_state). Returns only if the thread cannot be started.
 inline int continue_without_leader(std::function<int()> rest) {
     static std::function<int()> body;
-    static pthread_t leader;
     body = std::move(rest);
-    leader = ::pthread_self();
     pthread_t next{};
-    const auto run = [](void*) -> void* {
-        ::pthread_join(leader, nullptr);
-        std::exit(body());
-    };
+    const auto run = [](void*) -> void* { std::exit(body()); };
     if (::pthread_create(&next, nullptr, run, nullptr) != 0) {
         return 4;
     }

@@ -22,7 +22,9 @@
 // - lost_participant: a registered participant whose process died without closing (what a
 //   ferry::ipc::Channel waiter watches for). close_and_remove_if_last: close, and unlink the name
 //   when no live participant is left (dead registrations do not count); an open racing with it
-//   either keeps the segment or fails, never attaches to a removed name.
+//   either keeps the segment or fails, never attaches to a removed name. close_and_remove:
+//   close, and unlink the name whoever still uses it. Every removal first checks that the name
+//   still refers to this segment's file (docs/processes.md, Creation, reclaim and removal).
 
 #include <chrono>
 #include <cstddef>
