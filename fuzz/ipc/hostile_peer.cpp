@@ -190,19 +190,20 @@ std::size_t stride_of(std::size_t cell_bytes) {
 }
 
 // Decodes a place: a region, then a selector within it, so that every field is a few values away.
-std::size_t place(Script& in, std::size_t cell_bytes, std::size_t file_bytes) {
-    const std::uint8_t region = in.byte();
+std::size_t place(Script& in, std::size_t cell_bytes, std::size_t file_bytes,
+                  std::optional<std::uint8_t> only_region) {
+    const std::uint8_t region = only_region ? *only_region : in.byte();
     const std::uint16_t at = in.word();
     const std::size_t cells = k_ring_at + sizeof(detail::RingControl);
     const std::size_t cell = cells + (at >> 8) % k_capacity * stride_of(cell_bytes);
     switch (region % 7) {
     case 0:
-        return k_header_fields[at % std::size(k_header_fields)] + (at >> 8) % 8;
+        return k_header_fields[at % std::size(k_header_fields)]; // the field itself
     case 1: // the participants table: slot, then word / start time / generation
         return offsetof(detail::SegmentHeader, participants) +
                at % detail::k_max_participants * sizeof(detail::ParticipantSlot) + (at >> 8) % 24;
     case 2:
-        return k_ring_at + k_ring_fields[at % std::size(k_ring_fields)] + (at >> 8) % 8;
+        return k_ring_at + k_ring_fields[at % std::size(k_ring_fields)];
     case 3:
         return cell + at % 128; // the turn and the message cell header
     case 4: {                   // a field of an item header of the message the survivor sends
@@ -219,8 +220,9 @@ std::size_t place(Script& in, std::size_t cell_bytes, std::size_t file_bytes) {
 
 // Writes a value of 1, 2, 4 or 8 bytes at a place: zero, one, all ones, the current value plus
 // a small signed delta, or bytes from the script.
-void attack(Script& in, Attacker& peer, std::size_t cell_bytes) {
-    const std::size_t offset = place(in, cell_bytes, peer.bytes());
+void attack(Script& in, Attacker& peer, std::size_t cell_bytes,
+            std::optional<std::uint8_t> only_region = std::nullopt) {
+    const std::size_t offset = place(in, cell_bytes, peer.bytes(), only_region);
     const std::uint8_t how = in.byte();
     const std::size_t width = std::size_t{1} << ((how >> 3) & 3);
     std::uint64_t value = 0;
@@ -284,7 +286,8 @@ void parse_with_write_between(Script& in, Attacker& peer, MessageSide& s, std::s
     }
 }
 
-// An open of the channel with the attacker's write after open checked the header: the attacker
+// An open of the channel with the attacker's write to a header field after open checked the
+// header (the other regions are reached by plain writes before a second open): the attacker
 // holds the file's lock, waits (briefly) until the opener registered, writes, and lets it go on.
 void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s,
                                  std::size_t cell_bytes) {
@@ -305,7 +308,7 @@ void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s,
            std::chrono::steady_clock::now() < give_up) {
         std::this_thread::yield();
     }
-    attack(in, peer, cell_bytes);
+    attack(in, peer, cell_bytes, 0); // a segment header field
     peer.unlock();
     opener.join();
     s.second = std::move(opened);
@@ -350,7 +353,7 @@ void loan_some(Script& in, MessageSide& s) {
 }
 
 void message_step(Script& in, Attacker& peer, MessageSide& s, std::size_t cell_bytes) {
-    switch (in.byte() % 11) {
+    switch (in.byte() % 12) {
     case 0:
         static_cast<void>(s.pick(in.byte()).send(s.sent, ferry::no_wait));
         break;
@@ -414,7 +417,7 @@ void run_messages(Script& in) {
 
 void item_step(Script& in, Attacker& peer, Items& channel, std::optional<Items>& second) {
     Items& ch = (in.byte() & 1) != 0 && second ? *second : channel;
-    switch (in.byte() % 7) {
+    switch (in.byte() % 8) {
     case 0:
         static_cast<void>(ch.try_send(Item{in.word(), 0}));
         break;
