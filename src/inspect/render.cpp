@@ -105,7 +105,6 @@ std::string participants_json(const std::vector<Participant>& participants) {
         std::string one = "{";
         field(one, "slot", std::to_string(p.slot));
         field(one, "pid", std::to_string(p.pid));
-        field(one, "generation", std::to_string(p.generation));
         field(one, "start_time", std::to_string(p.start_time));
         field(one, "alive", boolean(p.alive));
         out += (out.size() > 1 ? ", " : "") + one + "}";
@@ -196,8 +195,7 @@ std::string show_text(const SegmentReport& r) {
     }
     for (const auto& p : r.participants) {
         out += "participant slot " + std::to_string(p.slot) + ": pid " + std::to_string(p.pid) +
-               (p.alive ? " alive" : " dead") + ", generation " + std::to_string(p.generation) +
-               ", start time " + std::to_string(p.start_time) + "\n";
+               (p.alive ? " alive" : " dead") + ", start time " + std::to_string(p.start_time) + "\n";
     }
     out += "layout details: " + layout_text(r) + "\n";
     return out;

@@ -95,22 +95,21 @@ std::vector<Participant> participants_of(d::SegmentHeader& h, bool same_boot) {
     for (std::size_t i = 0; i < d::k_max_participants; ++i) {
         const d::ProcessIdentity p = d::read_slot(h.participants[i]);
         if (p.pid != 0) {
-            out.push_back({i, p.pid, d::slot_generation(h.participants[i].word), p.start_time,
-                           same_boot && d::is_alive(p.pid, p.start_time)});
+            out.push_back({i, p.pid, p.start_time, same_boot && d::is_alive(p.pid, p.start_time)});
         }
     }
     return out;
 }
 
-// The ring at the payload's start: a private copy for the figures, checked by the library's
-// own attach against the file's bytes (mapped read-only; attach only reads).
+// The ring at the payload's start: its geometry from a private copy of the ring's words,
+// checked by the library's own attach against the file's bytes (mapped read-only; attach and
+// the figures below only read).
 std::optional<RingReport> read_ring(int fd, const d::SegmentHeader& h, std::string& problem) {
-    alignas(d::SharedRing) std::byte copy[sizeof(d::SharedRing)];
-    if (h.payload_bytes < sizeof copy || !read_at(fd, copy, sizeof copy, h.payload_offset)) {
+    d::RingControl control;
+    if (h.payload_bytes < sizeof control || !read_at(fd, &control, sizeof control, h.payload_offset)) {
         problem = "the payload is too small for a ring";
         return std::nullopt;
     }
-    const auto* ring = std::launder(reinterpret_cast<const d::SharedRing*>(copy));
     void* mapped = ::mmap(nullptr, h.payload_bytes, PROT_READ, MAP_SHARED, fd,
                           static_cast<off_t>(h.payload_offset));
     if (mapped == MAP_FAILED) {
@@ -118,17 +117,19 @@ std::optional<RingReport> read_ring(int fd, const d::SegmentHeader& h, std::stri
         return std::nullopt;
     }
     std::string why;
-    const bool valid =
-        d::SharedRing::attach({static_cast<std::byte*>(mapped), h.payload_bytes}, ring->capacity(),
-                              ring->cell_bytes(), ring->policy(), &why) != nullptr;
-    ::munmap(mapped, h.payload_bytes);
-    if (!valid) {
+    const d::SharedRing ring = d::SharedRing::attach(
+        {static_cast<std::byte*>(mapped), h.payload_bytes}, control.capacity, control.cell_bytes,
+        control.policy, &why);
+    std::optional<RingReport> report;
+    if (ring.attached()) {
+        report = RingReport{ring.capacity(), ring.cell_bytes(),
+                            ring.policy() == d::RingPolicy::mpmc, ring.size(), ring.blocked(),
+                            ring.stopped(), ring.lost()};
+    } else {
         problem = why.empty() ? "its ring is not initialised yet" : "ipc: " + why;
-        return std::nullopt;
     }
-    return RingReport{ring->capacity(), ring->cell_bytes(), ring->policy() == d::RingPolicy::mpmc,
-                      ring->size(),     ring->blocked(),    ring->stopped(),
-                      ring->lost()};
+    ::munmap(mapped, h.payload_bytes);
+    return report;
 }
 
 std::optional<WindowReport> read_window(int fd, const d::SegmentHeader& h, std::string& problem) {

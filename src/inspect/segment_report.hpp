@@ -18,7 +18,6 @@ namespace ferry::inspect {
 struct Participant {
     std::size_t slot = 0;
     std::int32_t pid = 0;
-    std::uint32_t generation = 0;
     std::uint64_t start_time = 0;
     bool alive = false;
 };
