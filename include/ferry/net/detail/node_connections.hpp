@@ -95,7 +95,7 @@ inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason, bool
     conn.deferred.clear();
     conn.deferred_bytes = 0;
     if (was_peer) {
-        if (closed) {
+        if (closed || closing_down) { // a node going away has no use for "lost" of its peers
             detail::log_line("peer " + std::to_string(conn.id) + " (" + conn.where + ") closed",
                              LogLevel::info);
         } else {

@@ -385,6 +385,7 @@ inline Node::Impl::~Impl() {
     }
     if (worker.h != nullptr) {
         std::unique_lock lock(mu);
+        closing_down = true;
         while (!pending.empty()) {
             close_pending(pending.begin()->first, nullptr);
         }

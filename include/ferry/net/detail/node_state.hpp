@@ -158,6 +158,7 @@ struct Node::Impl {
     std::vector<PeerId> newly_lost;           // peers whose on_peer_lost handlers are due
     std::vector<std::function<void()>> later; // completions due after the current callback
     bool draining = false;
+    bool closing_down = false; // the destructor runs: peers that go now are not reported lost
     std::mt19937_64 random{std::random_device{}()};
 
     std::atomic<std::uint64_t> losses{0};
