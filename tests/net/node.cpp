@@ -256,7 +256,9 @@ TEST_CASE("net/node: a stopped peer is lost after peer_timeout of silence, not b
     // loaded one (a 2-core machine shared by builds reached 702 ms).
     CHECK(ms >= peer_timeout - heartbeat);
     CHECK(ms <= peer_timeout + heartbeat + 450ms);
-    c.helper.signal(SIGCONT);
+    // The helper stays stopped and is killed so: resumed, it would answer UCX wire-up messages
+    // for an endpoint this node already closed, which UCX 1.13 can trip over while destroying
+    // the worker (docs/security.md, Known limits).
 }
 
 TEST_CASE("net/node: a send a stopped peer never takes times out, not earlier") {
@@ -270,7 +272,7 @@ TEST_CASE("net/node: a send a stopped peer never takes times out, not earlier") 
     // UCX 1.13 cannot cancel a rendezvous send: the node closed the connection so that the
     // payload is not read after send() returned (docs/multi-node.md, Failure behaviour).
     CHECK_FALSE(c.node->alive(c.peer));
-    c.helper.signal(SIGCONT);
+    // Killed while stopped, as above.
 }
 
 TEST_CASE("net/node: a put outside the peer's region is refused and writes nothing") {
