@@ -38,6 +38,7 @@
 #include <ferry/runtime/launch.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/memory.hpp>
+#include <ferry/runtime/notify.hpp>
 #include <ferry/runtime/profiler.hpp>
 #include <ferry/runtime/stream.hpp>
 #include <functional>
@@ -197,6 +198,27 @@ public:
     [[nodiscard]] Result<float> event_elapsed_time(Event* start, Event* end) const;
     // Later tasks of `stream` wait until the event's latest record completes.
     [[nodiscard]] Status stream_wait_event(Stream* stream, Event* event);
+
+    // ---- notifies (notify.hpp) ----
+    // aclrtCreateNotify on the current context's device (rt_context_null without one).
+    [[nodiscard]] Result<std::shared_ptr<Notify>> create_notify_ref() {
+        return devices_.create_notify_ref();
+    }
+    [[nodiscard]] Result<Notify*> create_notify() {
+        auto created = devices_.create_notify_ref();
+        return created ? Result<Notify*>(created->get()) : Result<Notify*>(created.status());
+    }
+    [[nodiscard]] Status destroy_notify(Notify* notify) { return devices_.destroy_notify(notify); }
+    // Queues the record: the notify is set when the stream reaches it.
+    [[nodiscard]] Status record_notify(Notify* notify, Stream* stream);
+    // Queues the wait: the stream blocks there until the notify is set, then clears it; the task
+    // fails (reported by synchronize) on timeout or when the notify is destroyed.
+    [[nodiscard]] Status wait_and_reset_notify(Notify* notify, Stream* stream,
+                                               Timeout timeout = forever);
+    [[nodiscard]] Result<std::uint32_t> notify_id(Notify* notify) const {
+        const auto found = devices_.notify(notify);
+        return found ? Result<std::uint32_t>((*found)->id()) : Result<std::uint32_t>(found.status());
+    }
 
     // ---- programs, kernels and launches (kernel_table.hpp, launch.hpp) ----
     [[nodiscard]] KernelTable& kernels() noexcept { return kernels_; }

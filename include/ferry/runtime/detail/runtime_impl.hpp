@@ -404,6 +404,43 @@ inline Status Runtime::stream_wait_event(Stream* stream, Event* event) {
         true);
 }
 
+// Like event records and waits, notify tasks run even in the stream's error state: a waiter on
+// another stream must not hang because this stream failed earlier.
+inline Status Runtime::record_notify(Notify* notify, Stream* stream) {
+    const auto found = devices_.notify(notify);
+    if (!found) {
+        return found.status();
+    }
+    const auto target = devices_.stream(stream);
+    if (!target) {
+        return target.status();
+    }
+    return (*target)->enqueue(
+        "notify_record", "event",
+        [n = *found] {
+            n->set();
+            return Status::ok;
+        },
+        true);
+}
+
+inline Status Runtime::wait_and_reset_notify(Notify* notify, Stream* stream, Timeout timeout) {
+    const auto found = devices_.notify(notify);
+    if (!found) {
+        return found.status();
+    }
+    const auto target = devices_.stream(stream);
+    if (!target) {
+        return target.status();
+    }
+    return (*target)->enqueue(
+        "notify_wait", "event",
+        [n = *found, timeout, stop = (*target)->stop_token()] {
+            return n->wait_and_reset(stop, timeout);
+        },
+        true);
+}
+
 // ---------------------------------------------------------------- kernels
 
 inline Status Runtime::launch_kernel(Result<std::shared_ptr<const Kernel>> kernel,
