@@ -62,8 +62,7 @@ TEST_CASE("a wait holds its stream until the other stream reaches the record",
     CHECK(rt.destroy_notify(n) == Status::ok);
 }
 
-TEST_CASE("the record may come after the wait; one record releases one wait",
-          "[runtime][notify]") {
+TEST_CASE("the record may come after the wait; one record releases one wait", "[runtime][notify]") {
     Runtime& rt = device_runtime();
     ferry::Notify* n = rt.create_notify().value();
     ferry::Stream* waiter = rt.create_stream().value();
@@ -118,8 +117,7 @@ TEST_CASE("destroying a notify releases the stream waiting on it with an error",
     CHECK(after.load());
 }
 
-TEST_CASE("resetting the notify's device releases waiters on other devices",
-          "[runtime][notify]") {
+TEST_CASE("resetting the notify's device releases waiters on other devices", "[runtime][notify]") {
     Runtime& rt = device_runtime();
     REQUIRE(rt.set_device(1) == Status::ok);
     ferry::Notify* n = rt.create_notify().value(); // device 1

@@ -77,8 +77,8 @@ TEST_CASE("a configuration selects devices and kinds in the trace file",
     work_on_both_devices(rt);
     const auto first = session.stop(device1_kernels);
     REQUIRE(first.has_value());
-    CHECK(tasks_in(*first) == std::set<std::pair<int, std::string>>{{1, "kernel"},
-                                                                    {1, "host_task"}});
+    CHECK(tasks_in(*first) ==
+          std::set<std::pair<int, std::string>>{{1, "kernel"}, {1, "host_task"}});
 
     const ProfilerConfig everything;
     REQUIRE(session.start(everything) == Status::ok);
@@ -128,8 +128,8 @@ TEST_CASE("CANN data types map onto trace kinds", "[runtime][profiler]") {
     using ferry::cann_trace_kinds;
     const std::uint32_t tasks = bit(TraceKind::memcpy) | bit(TraceKind::kernel) |
                                 bit(TraceKind::host_task) | bit(TraceKind::event);
-    CHECK(cann_trace_kinds(0x0002).value() == tasks);   // ACL_PROF_TASK_TIME
-    CHECK(cann_trace_kinds(0x8000).value() == tasks);   // ACL_PROF_TASK_TIME_L3
+    CHECK(cann_trace_kinds(0x0002).value() == tasks);                  // ACL_PROF_TASK_TIME
+    CHECK(cann_trace_kinds(0x8000).value() == tasks);                  // ACL_PROF_TASK_TIME_L3
     CHECK(cann_trace_kinds(0x0008).value() == bit(TraceKind::kernel)); // ACL_PROF_AICPU
     CHECK(cann_trace_kinds(0x0101).value() == bit(TraceKind::other));  // ACL_API | RUNTIME_API
     CHECK(cann_trace_kinds(0x0020).value() == 0);                      // HCCL: nothing here

@@ -138,10 +138,10 @@ private:
     Result<std::string> stop_and_write() {
         (void)profiler_.stop();
         running_.reset();
-        const std::string path = (std::filesystem::path(*directory_) /
-                                  ("ferry-trace-" + std::to_string(::getpid()) + "-" +
-                                   std::to_string(++traces_) + ".json"))
-                                     .string();
+        const std::string path =
+            (std::filesystem::path(*directory_) / ("ferry-trace-" + std::to_string(::getpid()) +
+                                                   "-" + std::to_string(++traces_) + ".json"))
+                .string();
         const Status s = profiler_.write_chrome_trace(path);
         if (failed(s)) {
             return s;

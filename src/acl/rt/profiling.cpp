@@ -43,8 +43,8 @@ bool known_metrics(aclprofAicoreMetrics metrics) {
 
 // The configuration aclprofCreateConfig describes; nullptr when an argument is bad. No device:
 // host-side work only (CANN profiles no device then).
-std::shared_ptr<const ProfilerConfig> describe(Runtime& rt, const uint32_t* devices,
-                                               uint32_t count, uint64_t data_types) {
+std::shared_ptr<const ProfilerConfig> describe(Runtime& rt, const uint32_t* devices, uint32_t count,
+                                               uint64_t data_types) {
     const auto kinds = ferry::cann_trace_kinds(data_types);
     if (!kinds || (count > 0 && devices == nullptr) || count > rt.device_count()) {
         return nullptr;
