@@ -11,6 +11,8 @@
 #include <ferry/runtime/launch.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/memory.hpp>
+#include <ferry/runtime/notify.hpp>
 #include <ferry/runtime/profiler.hpp>
+#include <ferry/runtime/profiling_session.hpp>
 #include <ferry/runtime/runtime.hpp>
 #include <ferry/runtime/stream.hpp>

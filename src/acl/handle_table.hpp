@@ -40,6 +40,8 @@ enum class HandleKind : std::uint8_t {
     context,
     tensor,
     executor,
+    notify,
+    profiler_config,
 };
 
 using Token = std::uintptr_t;

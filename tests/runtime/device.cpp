@@ -53,7 +53,8 @@ TEST_CASE("a bad visible-device list fails the boot with a clear error", "[runti
     ::setenv("FERRY_DEVICE_COUNT", "2", 1);
     ::setenv("ASCEND_RT_VISIBLE_DEVICES", "0,2", 1);
     CHECK(ferry::Runtime::instance().status() == Status::rt_internal_error);
-    CHECK(ferry::Runtime::boot_error().find("ASCEND_RT_VISIBLE_DEVICES='0,2'") != std::string::npos);
+    CHECK(ferry::Runtime::boot_error().find("ASCEND_RT_VISIBLE_DEVICES='0,2'") !=
+          std::string::npos);
     ::unsetenv("ASCEND_RT_VISIBLE_DEVICES");
     CHECK(ferry::Runtime::instance().has_value()); // fixed: the next boot succeeds
     ferry::Runtime::shutdown();

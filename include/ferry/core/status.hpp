@@ -23,6 +23,8 @@ enum class Status : std::int32_t {
     invalid_file = 100003,
     unsupported_data_type = 100026,
     repeat_finalize = 100037,
+    prof_already_run = 100042, // ACL_ERROR_PROF_ALREADY_RUN
+    prof_not_run = 100043,     // ACL_ERROR_PROF_NOT_RUN
     bad_alloc = 200000,
     api_not_supported = 200001,
     invalid_device = 200002,
@@ -80,6 +82,8 @@ enum class Status : std::int32_t {
     case Status::invalid_file: return "invalid file";
     case Status::unsupported_data_type: return "unsupported data type";
     case Status::repeat_finalize: return "repeated finalization";
+    case Status::prof_already_run: return "profiling already running";
+    case Status::prof_not_run: return "profiling not running";
     case Status::bad_alloc: return "memory allocation failed";
     case Status::api_not_supported: return "API not supported";
     case Status::invalid_device: return "invalid device";

@@ -189,11 +189,11 @@ inline std::string bad_variable(const char* name, const char* value, std::string
         config.kernel_threads = static_cast<std::uint32_t>(*n);
     }
     if (const char* v = env("ASCEND_RT_VISIBLE_DEVICES")) {
-        if (const auto why = detail::parse_visible_devices(v, config.device_count,
-                                                           config.visible_devices)) {
-            message = detail::bad_variable("ASCEND_RT_VISIBLE_DEVICES", v,
-                                           "ascending physical device ids separated by commas; " +
-                                               *why);
+        if (const auto why =
+                detail::parse_visible_devices(v, config.device_count, config.visible_devices)) {
+            message =
+                detail::bad_variable("ASCEND_RT_VISIBLE_DEVICES", v,
+                                     "ascending physical device ids separated by commas; " + *why);
             return Status::rt_param_invalid;
         }
     }

@@ -22,6 +22,7 @@
 #include <ferry/runtime/config.hpp>
 #include <ferry/runtime/context.hpp>
 #include <ferry/runtime/event.hpp>
+#include <ferry/runtime/notify.hpp>
 #include <ferry/runtime/stream.hpp>
 #include <map>
 #include <memory>
@@ -274,6 +275,41 @@ public:
         return it->second.event;
     }
 
+    // aclrtCreateNotify on the current context's device.
+    [[nodiscard]] Result<std::shared_ptr<Notify>> create_notify_ref() {
+        std::lock_guard lock(mutex_);
+        const Context* context = live_current();
+        if (context == nullptr) {
+            return Status::rt_context_null;
+        }
+        auto notify = std::make_shared<Notify>(++last_notify_id_, context->device());
+        notifies_.emplace(notify.get(), NotifyEntry{notify, context});
+        contexts_.at(context).notifies.push_back(notify.get());
+        return notify;
+    }
+
+    // aclrtDestroyNotify: wakes its waiters (their wait fails); unknown → rt_param_invalid.
+    [[nodiscard]] Status destroy_notify(const Notify* handle) {
+        std::lock_guard lock(mutex_);
+        const auto it = notifies_.find(handle);
+        if (it == notifies_.end()) {
+            return Status::rt_param_invalid;
+        }
+        std::erase(contexts_.at(it->second.owner).notifies, handle);
+        it->second.notify->destroy();
+        notifies_.erase(it); // queued record and wait tasks hold their own reference
+        return Status::ok;
+    }
+
+    [[nodiscard]] Result<std::shared_ptr<Notify>> notify(const Notify* handle) const {
+        std::lock_guard lock(mutex_);
+        const auto it = notifies_.find(handle);
+        if (it == notifies_.end()) {
+            return Status::rt_param_invalid;
+        }
+        return it->second.notify;
+    }
+
     // Releases every context (finalize); the caller shuts the streams down.
     void release_all(Released& out) {
         std::lock_guard lock(mutex_);
@@ -305,6 +341,7 @@ private:
         const Stream* default_stream = nullptr;
         std::vector<const Stream*> streams; // including the default stream
         std::vector<const Event*> events;
+        std::vector<const Notify*> notifies;
     };
     struct StreamEntry {
         std::shared_ptr<Stream> stream;
@@ -315,11 +352,15 @@ private:
         std::shared_ptr<Event> event;
         const Context* owner = nullptr;
     };
+    struct NotifyEntry {
+        std::shared_ptr<Notify> notify;
+        const Context* owner = nullptr;
+    };
 
     const Context* add_context(std::int32_t device, std::uint32_t ts, bool primary) {
         auto context = std::make_shared<Context>(device, ts, primary);
         const Context* handle = context.get();
-        contexts_.emplace(handle, ContextEntry{std::move(context), nullptr, {}, {}});
+        contexts_.emplace(handle, ContextEntry{std::move(context), nullptr, {}, {}, {}});
         return handle;
     }
 
@@ -343,6 +384,10 @@ private:
         }
         for (const Event* e : it->second.events) {
             events_.erase(e);
+        }
+        for (const Notify* n : it->second.notifies) { // before the streams drain: waits end
+            notifies_.at(n).notify->destroy();
+            notifies_.erase(n);
         }
         if (detail::current_context.context == context) {
             detail::current_context = {};
@@ -371,6 +416,8 @@ private:
     std::map<const Context*, ContextEntry> contexts_;
     std::map<const Stream*, StreamEntry> streams_;
     std::map<const Event*, EventEntry> events_;
+    std::map<const Notify*, NotifyEntry> notifies_;
+    std::uint32_t last_notify_id_ = 0; // guarded by mutex_
 };
 
 } // namespace ferry

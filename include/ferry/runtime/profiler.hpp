@@ -9,7 +9,11 @@
 //
 // ferry maps the double start to Status::repeat_initialize and the stop without start to
 // Status::uninitialized (CANN's internal RT_ERROR_PROF_STATUS has no public aclError value).
+//
+// A start may take a ProfilerConfig (CANN's ProfilerStart(profConfig, numsDev, deviceList, ...)):
+// which devices and which kinds of work to record; everything else is dropped at record().
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +34,49 @@ namespace ferry {
 
 // The device id of events that belong to no device (host-side work such as a channel send).
 inline constexpr std::int32_t k_host_trace_device = -1;
+
+// The kinds of work a trace records, by TraceEvent::category (docs/runtime.md, Opening a trace).
+enum class TraceKind : std::uint32_t {
+    memcpy = 1U << 0,    // "memcpy": copies and memsets
+    kernel = 1U << 1,    // "kernel": kernel launches
+    host_task = 1U << 2, // "host_task": host functions, callbacks
+    event = 1U << 3,     // "event": event and notify records, waits and resets
+    other = 1U << 4,     // any other category (kernel-args uploads, other modules' events)
+};
+inline constexpr std::uint32_t k_every_trace_kind = (1U << 5) - 1;
+
+[[nodiscard]] constexpr std::uint32_t bit(TraceKind kind) noexcept {
+    return static_cast<std::uint32_t>(kind);
+}
+
+[[nodiscard]] inline TraceKind trace_kind_of(std::string_view category) noexcept {
+    if (category == "memcpy") {
+        return TraceKind::memcpy;
+    }
+    if (category == "kernel") {
+        return TraceKind::kernel;
+    }
+    if (category == "host_task") {
+        return TraceKind::host_task;
+    }
+    return category == "event" ? TraceKind::event : TraceKind::other;
+}
+
+// What a profiling session records. `devices` empty: every device and host-side work;
+// otherwise only work on the listed devices (k_host_trace_device selects host-side work).
+struct ProfilerConfig {
+    std::vector<std::int32_t> devices;
+    std::uint32_t kinds = k_every_trace_kind; // TraceKind bits
+
+    [[nodiscard]] bool wants(std::int32_t device, std::string_view category) const {
+        if ((kinds & bit(trace_kind_of(category))) == 0) {
+            return false;
+        }
+        return devices.empty() ||
+               std::find(devices.begin(), devices.end(), device) != devices.end();
+    }
+    bool operator==(const ProfilerConfig&) const = default;
+};
 
 struct TraceEvent {
     std::string name;     // "memcpy", the kernel's name, "send", ...
@@ -90,12 +137,20 @@ public:
                                               .count());
     }
 
-    // Starts recording, discarding the events of an earlier session.
-    [[nodiscard]] Status start() {
+    // Starts recording what `config` selects, discarding the events of an earlier session.
+    // invalid_param for kind bits outside k_every_trace_kind or a device id below
+    // k_host_trace_device.
+    [[nodiscard]] Status start(ProfilerConfig config = {}) {
+        if ((config.kinds & ~k_every_trace_kind) != 0 ||
+            std::any_of(config.devices.begin(), config.devices.end(),
+                        [](std::int32_t d) { return d < k_host_trace_device; })) {
+            return Status::invalid_param;
+        }
         std::lock_guard lock(mutex_);
         if (enabled_.load(std::memory_order_relaxed)) {
             return Status::repeat_initialize;
         }
+        config_ = std::move(config);
         events_.clear();
         origin_ns_ = now_ns();
         enabled_.store(true, std::memory_order_release);
@@ -114,15 +169,23 @@ public:
 
     [[nodiscard]] bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
 
-    // Records one finished piece of work; ignored while the profiler is off.
+    // Records one finished piece of work; ignored while the profiler is off and when the
+    // session's configuration does not select its device and kind.
     void record(TraceEvent event) {
         if (!enabled()) {
             return;
         }
         std::lock_guard lock(mutex_);
-        if (enabled_.load(std::memory_order_relaxed)) {
+        if (enabled_.load(std::memory_order_relaxed) &&
+            config_.wants(event.device, event.category)) {
             events_.push_back(std::move(event));
         }
+    }
+
+    // The configuration of the current (or last) session.
+    [[nodiscard]] ProfilerConfig config() const {
+        std::lock_guard lock(mutex_);
+        return config_;
     }
 
     [[nodiscard]] std::vector<TraceEvent> events() const {
@@ -178,6 +241,7 @@ private:
     mutable std::mutex mutex_;
     std::atomic<bool> enabled_{false};
     std::uint64_t origin_ns_ = 0;
+    ProfilerConfig config_;
     std::vector<TraceEvent> events_;
 };
 

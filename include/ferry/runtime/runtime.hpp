@@ -38,6 +38,7 @@
 #include <ferry/runtime/launch.hpp>
 #include <ferry/runtime/log.hpp>
 #include <ferry/runtime/memory.hpp>
+#include <ferry/runtime/notify.hpp>
 #include <ferry/runtime/profiler.hpp>
 #include <ferry/runtime/stream.hpp>
 #include <functional>
@@ -83,7 +84,8 @@ public:
     // The visible devices (ASCEND_RT_VISIBLE_DEVICES, else all FERRY_DEVICE_COUNT of them). Every
     // member taking a device id takes a user id 0..device_count()-1.
     [[nodiscard]] std::uint32_t device_count() const noexcept { return devices_.device_count(); }
-    // The physical device behind user device `device`; rt_invalid_device_id outside the visible set.
+    // The physical device behind user device `device`; rt_invalid_device_id outside the visible
+    // set.
     [[nodiscard]] Result<std::uint32_t> physical_device(std::int32_t device) const {
         if (const Status s = devices_.check_device(device); failed(s)) {
             return s;
@@ -198,6 +200,28 @@ public:
     // Later tasks of `stream` wait until the event's latest record completes.
     [[nodiscard]] Status stream_wait_event(Stream* stream, Event* event);
 
+    // ---- notifies (notify.hpp) ----
+    // aclrtCreateNotify on the current context's device (rt_context_null without one).
+    [[nodiscard]] Result<std::shared_ptr<Notify>> create_notify_ref() {
+        return devices_.create_notify_ref();
+    }
+    [[nodiscard]] Result<Notify*> create_notify() {
+        auto created = devices_.create_notify_ref();
+        return created ? Result<Notify*>(created->get()) : Result<Notify*>(created.status());
+    }
+    [[nodiscard]] Status destroy_notify(Notify* notify) { return devices_.destroy_notify(notify); }
+    // Queues the record: the notify is set when the stream reaches it.
+    [[nodiscard]] Status record_notify(Notify* notify, Stream* stream);
+    // Queues the wait: the stream blocks there until the notify is set, then clears it; the task
+    // fails (reported by synchronize) on timeout or when the notify is destroyed.
+    [[nodiscard]] Status wait_and_reset_notify(Notify* notify, Stream* stream,
+                                               Timeout timeout = forever);
+    [[nodiscard]] Result<std::uint32_t> notify_id(Notify* notify) const {
+        const auto found = devices_.notify(notify);
+        return found ? Result<std::uint32_t>((*found)->id())
+                     : Result<std::uint32_t>(found.status());
+    }
+
     // ---- programs, kernels and launches (kernel_table.hpp, launch.hpp) ----
     [[nodiscard]] KernelTable& kernels() noexcept { return kernels_; }
     [[nodiscard]] Result<const Program*> register_program(const DevBinary& binary) {
@@ -245,9 +269,8 @@ public:
 
 private:
     explicit Runtime(const RuntimeConfig& config)
-        : config_(config),
-          devices_(config.user_device_count(),
-                   [this](const TaskFailure& f) { on_task_failure(f); }),
+        : config_(config), devices_(config.user_device_count(),
+                                    [this](const TaskFailure& f) { on_task_failure(f); }),
           memory_(config.user_device_count(), config.device_memory),
           pool_(config.kernel_threads > 0 ? config.kernel_threads - 1 : 0) {}
 
@@ -259,6 +282,11 @@ private:
     [[nodiscard]] Status reset(std::int32_t device, bool force);
     void finish(Released& released, bool drain);
     void on_task_failure(const TaskFailure& failure);
+    // Resolves the notify and the stream, then queues make_task(notify, stop token) on the stream
+    // as an always-run task.
+    template <typename MakeTask>
+    [[nodiscard]] Status enqueue_notify_task(Notify* notify, Stream* stream, const char* name,
+                                             MakeTask&& make_task);
     [[nodiscard]] Status launch_kernel(Result<std::shared_ptr<const Kernel>> kernel,
                                        std::uint32_t block_dim, ArgsImage args, Stream* stream);
     [[nodiscard]] Status enqueue_kernel(std::shared_ptr<const Kernel> kernel,

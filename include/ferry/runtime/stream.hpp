@@ -37,10 +37,10 @@ namespace ferry {
 struct TaskFailure {
     Status status = Status::ok;
     std::int32_t device = 0;
-    std::uint64_t stream = 0; // the stream's id
-    std::string task;         // the task's name ("memcpy", a kernel's name, ...)
-    std::string message;      // what() of the exception, or the Status's name
-    bool aborted = false;     // true: skipped because an earlier task of the stream failed
+    std::uint64_t stream = 0;    // the stream's id
+    std::string task;            // the task's name ("memcpy", a kernel's name, ...)
+    std::string message;         // what() of the exception, or the Status's name
+    bool aborted = false;        // true: skipped because an earlier task of the stream failed
     std::uint64_t task_id = 0;   // the task's number on its stream: 1 for the first queued
     std::uint32_t thread_id = 0; // the OS thread id (gettid) of the thread that queued it
 };
@@ -51,6 +51,12 @@ struct TaskFailure {
 inline constexpr Status k_task_exception_status = Status::rt_aicpu_internal_error;
 
 namespace detail {
+
+// The calling thread's OS id, asked once per thread (TaskFailure::thread_id).
+inline std::uint32_t this_thread_os_id() noexcept {
+    thread_local const auto id = static_cast<std::uint32_t>(::gettid());
+    return id;
+}
 
 // Everything a stream's thread touches. The Stream and its thread own it together: a stream
 // released while its own thread runs a task (a task that destroys its own stream or resets its
@@ -78,7 +84,7 @@ public:
             }
             ++submitted_;
             queue_.push_back({std::move(name), std::move(category), std::move(task), always_run,
-                              submitted_, static_cast<std::uint32_t>(::gettid())});
+                              submitted_, this_thread_os_id()});
         }
         wake_.notify_one();
         return Status::ok;
@@ -171,7 +177,7 @@ private:
         TaskFailure failure;
         if (in_error && !entry.always_run) {
             failure = {error_snapshot(), device_, id_,           entry.name,
-                       "aborted",         true,    entry.task_id, entry.submitter};
+                       "aborted",        true,    entry.task_id, entry.submitter};
         } else {
             failure = execute(entry);
         }

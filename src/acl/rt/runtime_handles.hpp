@@ -1,5 +1,5 @@
 #pragma once
-// aclrtStream, aclrtEvent and aclrtContext: tokens (../handle_table.hpp) for runtime objects.
+// aclrtStream, aclrtEvent, aclrtNotify and aclrtContext: tokens (../handle_table.hpp) for runtime objects.
 //
 // The runtime validates every Stream*, Event* and Context* against its tables, but by address: an
 // object destroyed — by the caller, or behind its back by a device reset or aclFinalize — may
@@ -75,6 +75,11 @@ inline RuntimeHandles<Stream>& streams() {
 }
 inline RuntimeHandles<Event>& events() {
     static auto* const table = new RuntimeHandles<Event>(HandleKind::event);
+    return *table;
+}
+
+inline RuntimeHandles<Notify>& notifies() {
+    static auto* const table = new RuntimeHandles<Notify>(HandleKind::notify);
     return *table;
 }
 

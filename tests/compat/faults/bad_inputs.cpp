@@ -33,6 +33,10 @@ World::World() {
     REQUIRE(aclrtCreateStream(&stream) == ACL_SUCCESS);
     REQUIRE(aclrtCreateEvent(&event) == ACL_SUCCESS);
     REQUIRE(aclrtRecordEvent(event, stream) == ACL_SUCCESS);
+    REQUIRE(aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT) == ACL_SUCCESS);
+    std::uint32_t device0[1] = {0};
+    prof_config = aclprofCreateConfig(device0, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+    REQUIRE(prof_config != nullptr);
     REQUIRE(aclrtMalloc(&device_memory, 4096, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
     REQUIRE(aclrtMemset(device_memory, 4096, 0x5A, 4096) == ACL_SUCCESS);
     REQUIRE(aclrtMallocHost(&host_memory, 64) == ACL_SUCCESS);
@@ -74,6 +78,9 @@ World::World() {
     // The destroyed handles, last: nothing is created after them.
     REQUIRE(aclrtCreateStream(&dead_stream) == ACL_SUCCESS);
     REQUIRE(aclrtCreateEvent(&dead_event) == ACL_SUCCESS);
+    REQUIRE(aclrtCreateNotify(&dead_notify, ACL_NOTIFY_DEFAULT) == ACL_SUCCESS);
+    dead_prof_config = aclprofCreateConfig(nullptr, 0, ACL_AICORE_NONE, nullptr, 0);
+    REQUIRE(dead_prof_config != nullptr);
     REQUIRE(aclrtMalloc(&dead_device_memory, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
     REQUIRE(aclrtMallocHost(&dead_host_memory, 64) == ACL_SUCCESS);
     dead_tensor =
@@ -87,6 +94,8 @@ World::World() {
     REQUIRE(aclrtSetDevice(0) == ACL_SUCCESS); // the destroyed context was current
     REQUIRE(aclrtDestroyStream(dead_stream) == ACL_SUCCESS);
     REQUIRE(aclrtDestroyEvent(dead_event) == ACL_SUCCESS);
+    REQUIRE(aclrtDestroyNotify(dead_notify) == ACL_SUCCESS);
+    REQUIRE(aclprofDestroyConfig(dead_prof_config) == ACL_SUCCESS);
     REQUIRE(aclrtFree(dead_device_memory) == ACL_SUCCESS);
     REQUIRE(aclrtFreeHost(dead_host_memory) == ACL_SUCCESS);
     REQUIRE(aclDestroyTensor(dead_tensor) == ACLNN_SUCCESS);
@@ -111,6 +120,8 @@ World::~World() {
     CHECK(aclDestroyTensor(tensor) == ACLNN_SUCCESS);
     CHECK(aclrtFreeHost(host_memory) == ACL_SUCCESS);
     CHECK(aclrtFree(device_memory) == ACL_SUCCESS);
+    CHECK(aclrtDestroyNotify(notify) == ACL_SUCCESS);
+    CHECK(aclprofDestroyConfig(prof_config) == ACL_SUCCESS);
     CHECK(aclrtDestroyEvent(event) == ACL_SUCCESS);
     CHECK(aclrtDestroyStream(stream) == ACL_SUCCESS);
     CHECK(aclrtDestroyContext(context) == ACL_SUCCESS);
@@ -149,6 +160,9 @@ std::vector<long long> World::snapshot() {
     add(aclrtQueryEvent(event, &event_status));
     add(event_status);
     add(host_func_runs);
+    std::uint32_t notify_id = 0;
+    add(aclrtGetNotifyId(notify, &notify_id));
+    add(notify_id);
     // TDT
     for (const acltdtDataset* d : {dataset, empty, received, huge}) {
         add(acltdtGetDatasetSize(d));

@@ -6,6 +6,7 @@
 // bad_input_coverage.py fails the build's tests when an exported function has no row.
 
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
 #include "acl/acl_tdt.h"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_ffn_worker_scheduler.h"
@@ -64,6 +65,10 @@ struct World {
     aclrtStream dead_stream = nullptr;
     aclrtEvent dead_event = nullptr;
     aclrtContext dead_context = nullptr;
+    aclrtNotify notify = nullptr; // on device 0, never recorded
+    aclrtNotify dead_notify = nullptr;
+    aclprofConfig* prof_config = nullptr; // device 0, task time; aclprofInit is never called
+    aclprofConfig* dead_prof_config = nullptr;
     void* dead_device_memory = nullptr;
     void* dead_host_memory = nullptr;
     aclTensor* dead_tensor = nullptr;

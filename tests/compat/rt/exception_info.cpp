@@ -1,7 +1,7 @@
-// aclrtSetExceptionInfoCallback (docs/c-api.md, Exception info): a host kernel that throws, launched
-// through the C++ API on a stream made by the C API, calls the C callback on the stream's thread
-// with the task's number, stream, queueing thread, device and error code; NULL unregisters it.
-// The runtime is shared by both APIs (one process, one runtime).
+// aclrtSetExceptionInfoCallback (docs/c-api.md, Exception info): a host kernel that throws,
+// launched through the C++ API on a stream made by the C API, calls the C callback on the stream's
+// thread with the task's number, stream, queueing thread, device and error code; NULL unregisters
+// it. The runtime is shared by both APIs (one process, one runtime).
 
 #include "acl/acl.h"
 
@@ -10,8 +10,8 @@
 #include <ferry/runtime/runtime.hpp>
 #include <mutex>
 #include <stdexcept>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace {

@@ -404,6 +404,41 @@ inline Status Runtime::stream_wait_event(Stream* stream, Event* event) {
         true);
 }
 
+// Like event records and waits, notify tasks run even in the stream's error state: a waiter on
+// another stream must not hang because this stream failed earlier.
+template <typename MakeTask>
+inline Status Runtime::enqueue_notify_task(Notify* notify, Stream* stream, const char* name,
+                                           MakeTask&& make_task) {
+    const auto found = devices_.notify(notify);
+    if (!found) {
+        return found.status();
+    }
+    const auto target = devices_.stream(stream);
+    if (!target) {
+        return target.status();
+    }
+    return (*target)->enqueue(name, "event", make_task(*found, (*target)->stop_token()), true);
+}
+
+inline Status Runtime::record_notify(Notify* notify, Stream* stream) {
+    return enqueue_notify_task(notify, stream, "notify_record",
+                               [](std::shared_ptr<Notify> n, const std::stop_token&) {
+                                   return [n = std::move(n)] {
+                                       n->set();
+                                       return Status::ok;
+                                   };
+                               });
+}
+
+inline Status Runtime::wait_and_reset_notify(Notify* notify, Stream* stream, Timeout timeout) {
+    return enqueue_notify_task(notify, stream, "notify_wait",
+                               [timeout](std::shared_ptr<Notify> n, std::stop_token stop) {
+                                   return [n = std::move(n), timeout, stop = std::move(stop)] {
+                                       return n->wait_and_reset(stop, timeout);
+                                   };
+                               });
+}
+
 // ---------------------------------------------------------------- kernels
 
 inline Status Runtime::launch_kernel(Result<std::shared_ptr<const Kernel>> kernel,
