@@ -10,7 +10,9 @@ the page (must exist, as a file or a folder) and optionally '#anchor'. An anchor
 page (or '#anchor' alone, the page itself) must be one of that page's heading anchors, made as
 GitHub makes them: the heading's text without its Markdown (code spans, links, emphasis),
 lowercased, every character that is not a letter, digit, space, '-' or '_' dropped, spaces made
-'-'; a repeated heading gets '-1', '-2', ... Fenced code blocks and code spans are skipped.
+'-'; a repeated heading gets '-1', '-2', ... An explicit HTML anchor (<a id="name"></a> or
+name="...") on the page counts too (docs/contributing.md marks differences from CANN so).
+Fenced code blocks and code spans are skipped.
 Prints one 'page:line: target: why' per broken link; exits 1 when there is any.
 """
 import argparse
@@ -22,6 +24,7 @@ LINK = re.compile(r"(?<!!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^()\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
 
 
@@ -54,6 +57,7 @@ def anchors(path: pathlib.Path, cache: dict) -> set:
     if path not in cache:
         seen, found = {}, set()
         for _, line in text_lines(path):
+            found.update(HTML_ANCHOR.findall(CODE_SPAN.sub("", line)))
             match = HEADING.match(line)
             if not match:
                 continue
