@@ -35,8 +35,12 @@ acl::HandleTable<const ProfilerConfig>& configs() {
     return *table;
 }
 
-bool known_metrics(aclprofAicoreMetrics metrics) {
-    const auto m = static_cast<int>(metrics);
+// Takes the argument's address: a C caller may pass any 32-bit value, and loading one outside
+// the enumerators as the C++ enum type is undefined behaviour, so its bytes are read as an int.
+bool known_metrics(const aclprofAicoreMetrics& metrics) {
+    std::int32_t m = 0;
+    static_assert(sizeof metrics == sizeof m);
+    std::memcpy(&m, &metrics, sizeof m);
     return (m >= ACL_AICORE_ARITHMETIC_UTILIZATION && m <= ACL_AICORE_MEMORY_ACCESS) ||
            m == ACL_AICORE_NONE;
 }

@@ -262,12 +262,19 @@ inline ucs_status_t Node::Impl::on_bye(void* arg, const void* header, std::size_
 
 // Before the node goes: every peer gets a bye after what was sent to it (bounded wait).
 inline void Node::Impl::say_goodbye() {
-    std::vector<std::pair<detail::Conn*, void*>> flushes;
+    std::vector<detail::Conn*> peers;
     for (const auto& [id, conn] : by_id) {
-        if (conn->state != detail::ConnState::peer) {
+        if (conn->state == detail::ConnState::peer) {
+            peers.push_back(conn);
+        }
+    }
+    std::vector<std::pair<detail::Conn*, void*>> flushes;
+    for (detail::Conn* conn : peers) {
+        static_cast<void>(send_small(*conn, detail::wire::Kind::bye, {}));
+        // A send that failed may have lost the connection and closed its endpoint.
+        if (conn->state != detail::ConnState::peer || conn->ep == nullptr) {
             continue;
         }
-        static_cast<void>(send_small(*conn, detail::wire::Kind::bye, {}));
         ucp_request_param_t p{};
         flushes.emplace_back(conn, ucp_ep_flush_nbx(conn->ep, &p));
     }
