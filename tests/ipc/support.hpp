@@ -95,6 +95,26 @@ private:
 };
 
 // The helper binary named by `env` (set by meson), else `fallback` next to this executable.
+// Waits (bounded) until the thread whose /proc/.../syscall is `syscall_path` is in the futex
+// system call (parked); false on timeout. Polls observable state.
+inline bool in_futex(const std::string& syscall_path, std::chrono::milliseconds limit) {
+    const std::string futex = std::to_string(SYS_futex) + " ";
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        char buf[64] = {};
+        const int fd = ::open(syscall_path.c_str(), O_RDONLY | O_CLOEXEC);
+        const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        if (n > 0 && std::string(buf).rfind(futex, 0) == 0) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+}
+
 inline std::string helper_path(const char* env = "FERRY_IPC_HELPER",
                                const char* fallback = "test-ipc-segment-helper") {
     if (const char* path = std::getenv(env)) {
@@ -189,22 +209,7 @@ public:
     }
     // Waits (bounded) until the child is blocked in the futex system call; false on timeout.
     bool wait_blocked_in_futex(std::chrono::milliseconds limit = std::chrono::seconds(20)) const {
-        const std::string path = "/proc/" + std::to_string(pid_) + "/syscall";
-        const std::string futex = std::to_string(SYS_futex) + " ";
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (std::chrono::steady_clock::now() < deadline) {
-            char buf[64] = {};
-            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
-            if (fd >= 0) {
-                ::close(fd);
-            }
-            if (n > 0 && std::string(buf).rfind(futex, 0) == 0) {
-                return true;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
-        }
-        return false;
+        return in_futex("/proc/" + std::to_string(pid_) + "/syscall", limit);
     }
     void kill() {
         if (pid_ > 0) { // never kill(-1, ...): that signals every process we may signal

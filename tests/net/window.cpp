@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <ferry/afd/auto_wait.hpp>
 #include <ferry/net/window.hpp>
+#include "../ipc/support.hpp"
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
@@ -82,22 +83,7 @@ struct Pair {
 
 // Waits (bounded) until thread `tid` of this process is in the futex system call: parked.
 bool parked(pid_t tid) {
-    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
-    const std::string futex = std::to_string(SYS_futex) + " ";
-    const auto deadline = std::chrono::steady_clock::now() + k_limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        char buf[64] = {};
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0) {
-            ::close(fd);
-        }
-        if (n > 0 && std::string(buf).rfind(futex, 0) == 0) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polls observable state
-    }
-    return false;
+    return ipc_test::in_futex("/proc/self/task/" + std::to_string(tid) + "/syscall", k_limit);
 }
 
 const std::array<std::byte, 16> k_payload = [] {
