@@ -1,12 +1,17 @@
-// libFuzzer target: a hostile peer against ferry/ipc (docs/processes.md, Reading shared memory).
+// libFuzzer target: a hostile peer against ferry/ipc (docs/processes.md, Reading shared memory
+// and Liveness; docs/reliability.md, A hostile peer).
 //
 // One process holds two mappings of one segment: the survivor's, used only through ferry's public
-// API (MessageChannel, Channel, their loans and views), and the attacker's, a raw mmap of
-// /dev/shm/ferry.<name>. The input is a script: survivor operations interleaved with attacker
-// writes of chosen bytes at chosen places (headers, ring words, cells, message items,
-// participants). Every survivor call must answer a status — no sanitizer report, no signal, no
-// hang: the survivor only makes no-wait or short calls. Two operations place the attacker's write
-// inside a survivor call, where a peer running concurrently could put it:
+// API (MessageChannel, Channel, SharedWindow, their loans, views and doorbell), and the
+// attacker's, a raw mmap of /dev/shm/ferry.<name> (attacker.hpp). The input is a script: its
+// first byte picks a message channel, a typed channel or a window; then survivor operations
+// interleave with attacker writes — a chosen field set to a chosen class of value, a forged
+// participant registration, or raw bytes at a chosen place. Every survivor call must answer a
+// status — no sanitizer report, no signal, no hang: the survivor only makes no-wait or short
+// (1 ms) calls. After each attacker write the liveness oracle (liveness_oracle.hpp) checks that
+// a participant the table says is dead is reported lost, and (windows) that none is otherwise.
+// Two operations place the attacker's write inside a survivor call, where a peer running
+// concurrently could put it:
 //   - between the parser's two passes over a message read in place (the count pass and the fill
 //     pass of wire_format, called as MessageView::dataset() calls them);
 //   - between open's checks of the segment header and its use: the attacker holds the segment
@@ -15,21 +20,22 @@
 // The segment is created afresh for each input and its name removed after it, so one input never
 // sees another's damage.
 
-#include "support.hpp" // tests/ipc: SegmentFile, a peer's mapping of a segment
+#include "attacker.hpp"
+#include "liveness_oracle.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <ferry/ipc/channel.hpp>
 #include <ferry/ipc/message_channel.hpp>
+#include <ferry/ipc/window.hpp>
+#include <ferry/runtime/allocation_registry.hpp>
 #include <ferry/tensor/wire_format.hpp>
 #include <optional>
 #include <span>
 #include <string>
-#include <sys/file.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -40,9 +46,11 @@ using namespace std::chrono_literals;
 namespace ipc = ferry::ipc;
 namespace detail = ferry::ipc::detail;
 using ferry::Status;
+using namespace ipc_fuzz;
 
 constexpr std::size_t k_capacity = 4;
 constexpr std::size_t k_max_message = 512;
+constexpr std::size_t k_window_bytes = 256;
 struct Item {
     std::uint64_t sequence;
     std::uint64_t check;
@@ -63,70 +71,6 @@ const std::string& segment_name() {
 std::string segment_path() {
     return ipc_test::shm_path(segment_name());
 }
-
-// The script: bytes taken in order, zeros once it is used up.
-class Script {
-public:
-    Script(const std::uint8_t* data, std::size_t size) : data_(data), left_(size) {}
-    [[nodiscard]] bool more() const { return left_ != 0; }
-    std::uint8_t byte() {
-        if (left_ == 0) {
-            return 0;
-        }
-        --left_;
-        return *data_++;
-    }
-    std::uint16_t word() { return static_cast<std::uint16_t>(byte() | byte() << 8); }
-    std::span<const std::uint8_t> take(std::size_t bytes) {
-        const std::size_t n = std::min(bytes, left_);
-        const std::span<const std::uint8_t> out(data_, n);
-        data_ += n;
-        left_ -= n;
-        return out;
-    }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t left_;
-};
-
-// The attacker: its own descriptor and read-write mapping of the whole segment file.
-class Attacker {
-public:
-    Attacker() : file_(segment_name()) {}
-
-    [[nodiscard]] bool mapped() const { return file_.mapped(); }
-    [[nodiscard]] std::size_t bytes() const { return file_.bytes(); }
-    void write(std::size_t offset, std::span<const std::uint8_t> value) {
-        if (offset < bytes()) {
-            std::memcpy(file_.base() + offset, value.data(),
-                        std::min(value.size(), bytes() - offset));
-        }
-    }
-    // The 8 bytes at `offset` (fewer at the end of the file), little-endian.
-    [[nodiscard]] std::uint64_t read(std::size_t offset) const {
-        std::uint64_t value = 0;
-        for (std::size_t i = 0; i < 8 && offset + i < bytes(); ++i) {
-            value |= std::uint64_t{std::to_integer<std::uint8_t>(file_.base()[offset + i])}
-                     << (8 * i);
-        }
-        return value;
-    }
-    void lock() { static_cast<void>(::flock(file_.fd(), LOCK_EX)); }
-    void unlock() { static_cast<void>(::flock(file_.fd(), LOCK_UN)); }
-    // Registered participants, read as any peer reads the table.
-    [[nodiscard]] std::size_t participants() const {
-        auto& header = *reinterpret_cast<detail::SegmentHeader*>(file_.base());
-        std::size_t n = 0;
-        for (auto& slot : header.participants) {
-            n += detail::read_slot(slot).pid != 0 ? 1 : 0;
-        }
-        return n;
-    }
-
-private:
-    ipc_test::SegmentFile file_;
-};
 
 // The dataset the survivor sends, and where its item headers lie in a message.
 ferry::Dataset sample() {
@@ -155,64 +99,32 @@ const std::vector<std::size_t>& sample_items() {
 }
 constexpr std::size_t k_item_fields[] = {0, 4, 8, 12, 16, 20, 24, 56}; // WireItemHeader's
 
-// ---- where the attacker writes --------------------------------------------------------------
-
-constexpr std::size_t k_header_fields[] = {
-    offsetof(detail::SegmentHeader, magic),
-    offsetof(detail::SegmentHeader, header_format),
-    offsetof(detail::SegmentHeader, header_bytes),
-    offsetof(detail::SegmentHeader, payload_offset),
-    offsetof(detail::SegmentHeader, payload_bytes),
-    offsetof(detail::SegmentHeader, total_bytes),
-    offsetof(detail::SegmentHeader, ready),
-    offsetof(detail::SegmentHeader, layout_version),
-    offsetof(detail::SegmentHeader, layout_hash),
-    offsetof(detail::SegmentHeader, layout_name),
-    offsetof(detail::SegmentHeader, boot_id),
-    offsetof(detail::SegmentHeader, creator_pid),
-    offsetof(detail::SegmentHeader, creator_start_time),
-};
-constexpr std::size_t k_ring_fields[] = {
-    offsetof(detail::RingControl, magic),         offsetof(detail::RingControl, format),
-    offsetof(detail::RingControl, policy),        offsetof(detail::RingControl, capacity),
-    offsetof(detail::RingControl, cell_bytes),    offsetof(detail::RingControl, stride),
-    offsetof(detail::RingControl, ready),         offsetof(detail::RingControl, tail),
-    offsetof(detail::RingControl, head),          offsetof(detail::RingControl, stopped),
-    offsetof(detail::RingControl, lost),          offsetof(detail::RingControl, items_word),
-    offsetof(detail::RingControl, slots_word),    offsetof(detail::RingControl, blocked),
-    offsetof(detail::RingControl, next_watch_ns),
-};
-constexpr std::size_t k_ring_at = detail::k_payload_alignment;
-
-// The cell stride of the channel under attack: a turn line, then the cell.
-std::size_t stride_of(std::size_t cell_bytes) {
-    return detail::k_ring_line + (cell_bytes + 63) / 64 * 64;
-}
+// ---- raw writes ----------------------------------------------------------------------------
 
 // Decodes a place: a region, then a selector within it, so that every field is a few values away.
-std::size_t place(Script& in, std::size_t cell_bytes, std::size_t file_bytes,
+std::size_t place(Script& in, const Target& target, std::size_t file_bytes,
                   std::optional<std::uint8_t> only_region) {
     const std::uint8_t region = only_region ? *only_region : in.byte();
     const std::uint16_t at = in.word();
-    const std::size_t cells = k_ring_at + sizeof(detail::RingControl);
-    const std::size_t cell = cells + (at >> 8) % k_capacity * stride_of(cell_bytes);
+    const std::size_t cell = k_cells_at + (at >> 8) % k_capacity * target.stride;
     switch (region % 7) {
     case 0:
-        return k_header_fields[at % std::size(k_header_fields)]; // the field itself
-    case 1: // the participants table: slot, then word / start time / generation
-        return offsetof(detail::SegmentHeader, participants) +
-               at % detail::k_max_participants * sizeof(detail::ParticipantSlot) + (at >> 8) % 24;
+        return k_segment_fields[at % k_segment_fields.size()].offset; // the field itself
+    case 1: // the participants table: a slot, then a byte in it
+        return k_participants_at + at % k_participants * k_slot_bytes + (at >> 8) % k_slot_bytes;
     case 2:
-        return k_ring_at + k_ring_fields[at % std::size(k_ring_fields)];
+        return target.window ? k_window_fields[at % k_window_fields.size()].offset
+                             : k_ring_fields[at % k_ring_fields.size()].offset;
     case 3:
-        return cell + at % 128; // the turn and the message cell header
-    case 4: {                   // a field of an item header of the message the survivor sends
+        return target.window ? k_window_data_at + at % k_window_bytes
+                             : cell + at % 128; // the turn and the message cell header
+    case 4: { // a field of an item header of the message the survivor sends
         const auto& items = sample_items();
-        return cell + detail::k_ring_line + detail::k_cell_header_bytes + items[at % items.size()] +
+        return cell + k_turn_bytes + detail::k_cell_header_bytes + items[at % items.size()] +
                k_item_fields[(at >> 8) % std::size(k_item_fields)];
     }
     case 5: // anywhere in a message: item headers, dims, payloads
-        return cell + detail::k_ring_line + detail::k_cell_header_bytes + at % k_max_message;
+        return cell + k_turn_bytes + detail::k_cell_header_bytes + at % k_max_message;
     default:
         return (static_cast<std::size_t>(at) * 61) % file_bytes;
     }
@@ -220,9 +132,9 @@ std::size_t place(Script& in, std::size_t cell_bytes, std::size_t file_bytes,
 
 // Writes a value of 1, 2, 4 or 8 bytes at a place: zero, one, all ones, the current value plus
 // a small signed delta, or bytes from the script.
-void attack(Script& in, Attacker& peer, std::size_t cell_bytes,
-            std::optional<std::uint8_t> only_region = std::nullopt) {
-    const std::size_t offset = place(in, cell_bytes, peer.bytes(), only_region);
+void write_raw(Script& in, Attacker& peer, const Target& target,
+               std::optional<std::uint8_t> only_region = std::nullopt) {
+    const std::size_t offset = place(in, target, peer.bytes(), only_region);
     const std::uint8_t how = in.byte();
     const std::size_t width = std::size_t{1} << ((how >> 3) & 3);
     std::uint64_t value = 0;
@@ -238,16 +150,47 @@ void attack(Script& in, Attacker& peer, std::size_t cell_bytes,
     case 3:
         value = peer.read(offset) + static_cast<std::uint64_t>(static_cast<std::int8_t>(in.byte()));
         break;
-    default: {
-        const auto bytes = in.take(width);
-        std::memcpy(&value, bytes.data(), bytes.size());
+    default:
+        value = in.bytes(width);
     }
+    peer.write(offset, value, width);
+}
+
+// The liveness oracle (liveness_oracle.hpp) for a channel: when the table holds a lost
+// participant, a no-wait receive that finds the ring empty is where the survivor learns of it
+// (the watch is due: the attacker zeroes its timestamp), so `empty` is a wrong answer.
+template <typename Receive>
+void check_channel_liveness(Attacker& peer, Receive receive) {
+    if (expected_liveness(peer) != Verdict::lost) {
+        return;
     }
-    std::uint8_t le[8];
-    for (std::size_t i = 0; i < 8; ++i) {
-        le[i] = static_cast<std::uint8_t>(value >> (8 * i));
+    peer.write(k_next_watch_at, 0, 8);
+    if (receive() == Status::empty) {
+        __builtin_trap(); // a dead registration taken for alive
     }
-    peer.write(offset, std::span<const std::uint8_t>(le, width));
+}
+
+// One attacker step of the given kind, then the oracle (`judge`).
+enum class Attack { field, registration, raw };
+template <typename Judge>
+void attack(Attack kind, Script& in, Attacker& peer, const Target& target, Judge judge) {
+    switch (kind) {
+    case Attack::field:
+        write_field(in, peer, target);
+        break;
+    case Attack::registration:
+        write_registration(in, peer);
+        break;
+    case Attack::raw:
+        write_raw(in, peer, target);
+        break;
+    }
+    judge();
+}
+// The attacker's op numbers: raw writes below `raw_end`, then three for field writes, then
+// registrations.
+Attack attack_kind(std::uint8_t op, std::uint8_t raw_end) {
+    return op < raw_end ? Attack::raw : op < raw_end + 3 ? Attack::field : Attack::registration;
 }
 
 // ---- the survivor ---------------------------------------------------------------------------
@@ -265,20 +208,20 @@ struct MessageSide {
 
 // A view's message parsed as dataset() does, with the attacker's write between the count pass
 // and the fill pass.
-void parse_with_write_between(Script& in, Attacker& peer, MessageSide& s, std::size_t cell_bytes) {
+void parse_with_write_between(Script& in, Attacker& peer, MessageSide& s, const Target& target) {
     Messages& ch = s.pick(in.byte());
     auto view = ch.receive_view(ferry::no_wait);
     if (!view && ch.send(s.sent, ferry::no_wait) == Status::ok) {
         view = ch.receive_view(ferry::no_wait);
     }
     if (!view) {
-        attack(in, peer, cell_bytes);
+        write_raw(in, peer, target);
         return;
     }
     check(view->bytes().size() <= k_max_message);
     ferry::detail::WireSummary summary;
     const bool counted = ferry::detail::summarize_message(view->bytes(), summary) == Status::ok;
-    attack(in, peer, cell_bytes);
+    write_raw(in, peer, target);
     if (counted) {
         ferry::Dataset ds;
         static_cast<void>(ferry::detail::fill_dataset(ds, view->bytes(), summary,
@@ -289,8 +232,7 @@ void parse_with_write_between(Script& in, Attacker& peer, MessageSide& s, std::s
 // An open of the channel with the attacker's write to a header field after open checked the
 // header (the other regions are reached by plain writes before a second open): the attacker
 // holds the file's lock, waits (briefly) until the opener registered, writes, and lets it go on.
-void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s,
-                                 std::size_t cell_bytes) {
+void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s, const Target& target) {
     s.second.reset();
     const std::size_t before = peer.participants();
     peer.lock();
@@ -308,7 +250,7 @@ void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s,
            std::chrono::steady_clock::now() < give_up) {
         std::this_thread::yield();
     }
-    attack(in, peer, cell_bytes, 0); // a segment header field
+    write_raw(in, peer, target, 0); // a segment header field
     peer.unlock();
     opener.join();
     s.second = std::move(opened);
@@ -352,8 +294,18 @@ void loan_some(Script& in, MessageSide& s) {
     } // otherwise dropped here: a cancelled marker
 }
 
-void message_step(Script& in, Attacker& peer, MessageSide& s, std::size_t cell_bytes) {
-    switch (in.byte() % 12) {
+// Survivor operations 0-8, raw writes 9-11 (the first version's numbering, which the seeds
+// use), field writes 12-14, a registration 15.
+void message_step(Script& in, Attacker& peer, MessageSide& s, const Target& target) {
+    const std::uint8_t op = in.byte() % 16;
+    if (op >= 9) {
+        attack(attack_kind(op, 12), in, peer, target, [&] {
+            check_channel_liveness(peer,
+                                   [&] { return s.channel->receive(s.received, ferry::no_wait); });
+        });
+        return;
+    }
+    switch (op) {
     case 0:
         static_cast<void>(s.pick(in.byte()).send(s.sent, ferry::no_wait));
         break;
@@ -387,13 +339,10 @@ void message_step(Script& in, Attacker& peer, MessageSide& s, std::size_t cell_b
         }
         break;
     case 7:
-        parse_with_write_between(in, peer, s, cell_bytes);
-        break;
-    case 8:
-        open_with_write_after_check(in, peer, s, cell_bytes);
+        parse_with_write_between(in, peer, s, target);
         break;
     default:
-        attack(in, peer, cell_bytes);
+        open_with_write_after_check(in, peer, s, target);
         break;
     }
 }
@@ -405,19 +354,31 @@ void run_messages(Script& in) {
         return;
     }
     s.channel.emplace(std::move(*made));
-    Attacker peer;
+    Attacker peer(segment_name());
     if (!peer.mapped()) {
         return;
     }
-    const std::size_t cell_bytes = detail::cell_bytes_for(k_max_message);
+    const Target target{false, cell_stride(detail::cell_bytes_for(k_max_message))};
     while (in.more()) {
-        message_step(in, peer, s, cell_bytes);
+        message_step(in, peer, s, target);
     }
 }
 
+// Survivor operations 0-5, raw writes 6-7 (the first version's numbering), field writes 8-10,
+// a registration 11.
 void item_step(Script& in, Attacker& peer, Items& channel, std::optional<Items>& second) {
     Items& ch = (in.byte() & 1) != 0 && second ? *second : channel;
-    switch (in.byte() % 8) {
+    const std::uint8_t op = in.byte() % 12;
+    if (op >= 6) {
+        attack(attack_kind(op, 8), in, peer, Target{false, cell_stride(sizeof(Item))}, [&] {
+            check_channel_liveness(peer, [&] {
+                Item out{};
+                return channel.receive(out, ferry::no_wait);
+            });
+        });
+        return;
+    }
+    switch (op) {
     case 0:
         static_cast<void>(ch.try_send(Item{in.word(), 0}));
         break;
@@ -434,15 +395,12 @@ void item_step(Script& in, Attacker& peer, Items& channel, std::optional<Items>&
     case 4:
         ch.stop();
         break;
-    case 5:
+    default:
         if (second) {
             second.reset();
         } else if (auto r = Items::open(segment_name(), 1ms)) {
             second.emplace(std::move(*r));
         }
-        break;
-    default:
-        attack(in, peer, sizeof(Item));
         break;
     }
 }
@@ -452,7 +410,7 @@ void run_items(Script& in) {
     if (!channel) {
         return;
     }
-    Attacker peer;
+    Attacker peer(segment_name());
     if (!peer.mapped()) {
         return;
     }
@@ -460,6 +418,108 @@ void run_items(Script& in) {
     while (in.more()) {
         item_step(in, peer, *channel, second);
     }
+}
+
+// ---- a shared window ------------------------------------------------------------------------
+
+struct WindowSide {
+    ferry::AllocationRegistry registry; // outlives the windows: their records point into it
+    std::optional<ipc::SharedWindow> owner;
+    std::optional<ipc::SharedWindow> peer; // an opener in the same process
+
+    const ipc::SharedWindow& pick(std::uint8_t b) const {
+        return (b & 1) != 0 && peer ? *peer : *owner;
+    }
+};
+
+// The oracle for a window: lost_participant() answers the table exactly.
+void check_window_liveness(const Attacker& attacker, const ipc::SharedWindow& owner) {
+    const Verdict v = expected_liveness(attacker);
+    const bool lost = owner.lost_participant().has_value();
+    if ((v == Verdict::lost && !lost) || (v == Verdict::alive && lost)) {
+        __builtin_trap(); // the library judged a registration otherwise than the rule
+    }
+}
+
+// A writer's store through either mapping: in range it lands in the data area, out of range it
+// is refused. The owner's address comes from the script, near the window or anywhere.
+void window_write(Script& in, const ipc::SharedWindow& w, bool flag) {
+    const std::uint16_t at = in.word();
+    const std::uint64_t address =
+        (at & 0x8000) != 0 ? in.bytes(8) : w.owner_base() + at % (k_window_bytes + 64) - 32;
+    if (flag) {
+        const Status st = w.window().publish(address, static_cast<std::int32_t>(in.byte()));
+        check(st != Status::ok ||
+              (address >= w.owner_base() && address - w.owner_base() + 4 <= w.window().size()));
+        return;
+    }
+    const std::uint8_t bytes[32] = {};
+    const std::size_t n = in.byte() % sizeof bytes;
+    const Status st =
+        w.window().write(address, std::span(reinterpret_cast<const std::byte*>(bytes), n));
+    check(st != Status::ok ||
+          (address >= w.owner_base() && address - w.owner_base() + n <= w.window().size()));
+}
+
+// A waiter's bounded park on the shared doorbell (rings and sleepers are the attacker's too).
+void window_park(const ipc::SharedWindow& w) {
+    const ferry::afd::Doorbell& bell = w.doorbell();
+    bell.arm();
+    bell.park(bell.snapshot(), ferry::afd::Doorbell::clock::now() + 200us);
+    bell.disarm();
+}
+
+// Survivor operations 0-6, raw writes 7-8, field writes 9-11, a registration 12.
+void window_step(Script& in, Attacker& attacker, WindowSide& s) {
+    const std::uint8_t op = in.byte() % 13;
+    if (op >= 7) {
+        attack(attack_kind(op, 9), in, attacker, Target{true, 0},
+               [&] { check_window_liveness(attacker, *s.owner); });
+        return;
+    }
+    switch (op) {
+    case 0:
+        if (s.peer) {
+            s.peer.reset();
+        } else if (auto r = ipc::SharedWindow::open(segment_name(), 1ms)) {
+            check(r->window().size() == k_window_bytes && r->data().size() == k_window_bytes);
+            s.peer.emplace(std::move(*r));
+        }
+        break;
+    case 1:
+    case 2:
+        window_write(in, s.pick(in.byte()), op == 2);
+        break;
+    case 3:
+        static_cast<void>(s.pick(in.byte()).window().ring());
+        break;
+    case 4:
+        window_park(s.pick(in.byte()));
+        break;
+    case 5:
+        static_cast<void>(s.owner->register_in(s.registry));
+        break;
+    default:
+        check_window_liveness(attacker, *s.owner);
+        break;
+    }
+}
+
+void run_window(Script& in) {
+    WindowSide s;
+    auto made = ipc::SharedWindow::create(segment_name(), k_window_bytes, 100ms);
+    if (!made) {
+        return;
+    }
+    s.owner.emplace(std::move(*made));
+    Attacker attacker(segment_name());
+    if (!attacker.mapped()) {
+        return;
+    }
+    while (in.more()) {
+        window_step(in, attacker, s);
+    }
+    check_window_liveness(attacker, *s.owner);
 }
 
 void remove_segment() {
@@ -472,10 +532,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const bool cleanup = std::atexit(remove_segment) == 0;
     static_cast<void>(cleanup);
     Script in(data, size);
-    if ((in.byte() & 1) == 0) {
+    switch (in.byte() % 3) {
+    case 0:
         run_messages(in);
-    } else {
+        break;
+    case 1:
         run_items(in);
+        break;
+    default:
+        run_window(in);
     }
     // Whatever the attacker left in the participants table, the name goes: the next input starts
     // from a fresh segment.
