@@ -145,16 +145,21 @@ inline Field field_number(std::size_t n, std::size_t stride) {
     return k_window_fields[n - k_cell_count * k_cell_fields.size()];
 }
 
-template <std::size_t N>
+// When a field write happens: between survivor calls, or inside an open, after its checks
+// (hostile_peer.cpp, open_with_write_after_check). Each (when, field) pair is its own function,
+// so its own coverage.
+enum class When { between_calls, inside_open };
+
+template <When W, std::size_t N>
 [[gnu::noinline]] void hit(Script& in, Attacker& peer, std::size_t stride) {
     const Field f = field_number(N, stride);
     peer.write(f.offset, value_for(in, peer.read(f.offset, f.width), f.width), f.width);
 }
 
-template <std::size_t... N>
+template <When W, std::size_t... N>
 void hit_number(std::size_t n, Script& in, Attacker& peer, std::size_t stride,
                 std::index_sequence<N...>) {
-    static_cast<void>(((n == N ? (hit<N>(in, peer, stride), true) : false) || ...));
+    static_cast<void>(((n == N ? (hit<W, N>(in, peer, stride), true) : false) || ...));
 }
 
 // One field of the target, chosen by the script, set to a value of a class it chooses.
@@ -167,7 +172,14 @@ inline void write_field(Script& in, Attacker& peer, const Target& target) {
     } else {
         n = in.byte() % k_channel_fields;
     }
-    hit_number(n, in, peer, target.stride, std::make_index_sequence<k_all_fields>{});
+    hit_number<When::between_calls>(n, in, peer, target.stride,
+                                    std::make_index_sequence<k_all_fields>{});
+}
+
+// One field of the segment header, written while an open is between its checks and their use.
+inline void write_header_field_inside_open(Script& in, Attacker& peer) {
+    hit_number<When::inside_open>(in.byte() % k_segment_fields.size(), in, peer, 0,
+                                  std::make_index_sequence<k_segment_fields.size()>{});
 }
 
 } // namespace ipc_fuzz

@@ -230,9 +230,10 @@ void parse_with_write_between(Script& in, Attacker& peer, MessageSide& s, const 
 }
 
 // An open of the channel with the attacker's write to a header field after open checked the
-// header (the other regions are reached by plain writes before a second open): the attacker
-// holds the file's lock, waits (briefly) until the opener registered, writes, and lets it go on.
-void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s, const Target& target) {
+// header (a field write with coverage of its own; the other regions are reached by writes
+// before a second open): the attacker holds the file's lock, waits (briefly) until the opener
+// registered, writes, and lets it go on.
+void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s) {
     s.second.reset();
     const std::size_t before = peer.participants();
     peer.lock();
@@ -250,7 +251,7 @@ void open_with_write_after_check(Script& in, Attacker& peer, MessageSide& s, con
            std::chrono::steady_clock::now() < give_up) {
         std::this_thread::yield();
     }
-    write_raw(in, peer, target, 0); // a segment header field
+    write_header_field_inside_open(in, peer);
     peer.unlock();
     opener.join();
     s.second = std::move(opened);
@@ -342,7 +343,7 @@ void message_step(Script& in, Attacker& peer, MessageSide& s, const Target& targ
         parse_with_write_between(in, peer, s, target);
         break;
     default:
-        open_with_write_after_check(in, peer, s, target);
+        open_with_write_after_check(in, peer, s);
         break;
     }
 }
