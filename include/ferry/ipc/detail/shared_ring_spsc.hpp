@@ -62,10 +62,9 @@ inline constexpr std::uint32_t k_spsc_ring_format = 1;                    // bum
 // side writes in steady state has its own line.
 struct SpscControl {
     alignas(k_ring_line) RingGeometry geometry;
-    alignas(k_ring_line) std::uint64_t tail; // positions published (the sender's)
-    alignas(k_ring_line) std::uint64_t head; // positions released (the receiver's)
-    alignas(k_ring_line) std::uint32_t stopped;
-    std::uint32_t lost;
+    alignas(k_ring_line) std::uint64_t tail;            // positions published (the sender's)
+    alignas(k_ring_line) std::uint64_t head;            // positions released (the receiver's)
+    alignas(k_ring_line) std::uint32_t state;           // k_stopped | k_lost, sticky bits
     alignas(k_ring_line) std::uint32_t receiver_parked; // flag: a receiver sleeps on items_word
     std::uint32_t items_word;
     alignas(k_ring_line) std::uint32_t sender_parked; // flag: a sender sleeps on slots_word
@@ -136,10 +135,10 @@ public:
     }
 
     // ---- state (as SharedRing) ---------------------------------------------------------------
-    void stop() noexcept { raise(control_->stopped); }
-    [[nodiscard]] bool stopped() const noexcept { return load_flag(control_->stopped); }
-    void mark_lost() noexcept { raise(control_->lost); }
-    [[nodiscard]] bool lost() const noexcept { return load_flag(control_->lost); }
+    void stop() noexcept { raise(k_stopped); }
+    [[nodiscard]] bool stopped() const noexcept { return (load_state() & k_stopped) != 0; }
+    void mark_lost() noexcept { raise(k_lost); }
+    [[nodiscard]] bool lost() const noexcept { return (load_state() & k_lost) != 0; }
 
     [[nodiscard]] std::size_t size() const noexcept {
         const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
@@ -174,40 +173,47 @@ public:
     }
 
 private:
+    static constexpr std::uint32_t k_stopped = 1;
+    static constexpr std::uint32_t k_lost = 2;
+
     // One side's private state (a sender and a receiver thread of one process may share a
-    // handle's owner, so the two are a line apart, see gap_): the position it handled last and that
-    // position's cell index (so the division happens only when another handle moved the counter),
-    // and the other side's counter as last loaded.
+    // handle's owner, so the two are a line apart, see gap_): the position it handles next and
+    // that position's cell (so the division happens only when another handle moved the
+    // counter), and the other side's counter as last loaded.
     struct Side {
         std::uint64_t position = 0;
-        std::size_t index = 0;
+        std::byte* cell = nullptr;
         std::uint64_t other = 0;
     };
 
     SpscSharedRing(SpscControl* control, std::size_t capacity, std::size_t cell_bytes) noexcept
         : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(SpscControl)),
           capacity_(static_cast<std::uint32_t>(capacity)),
-          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)) {}
+          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
+          cells_end_(cells_ + capacity * stride_) {
+        sender_.cell = cells_;
+        receiver_.cell = cells_;
+    }
 
     static std::size_t stride_for(std::size_t cell_bytes) noexcept {
         return (cell_bytes + 7) / 8 * 8;
     }
-    static bool load_flag(std::uint32_t& flag) noexcept {
-        return ring_ref(flag).load(std::memory_order_acquire) != 0;
+    std::uint32_t load_state() const noexcept {
+        return ring_ref(control_->state).load(std::memory_order_acquire);
     }
 
     // The cell of `position`, from the private capacity and stride.
     std::byte* cell_for(Side& side, std::uint64_t position) const noexcept {
         if (position != side.position) {
             side.position = position;
-            side.index = static_cast<std::size_t>(position % capacity_);
+            side.cell = cells_ + static_cast<std::size_t>(position % capacity_) * stride_;
         }
-        return cells_ + side.index * stride_;
+        return side.cell;
     }
     void advance(Side& side, std::uint64_t done) const noexcept {
         if (done == side.position) {
             side.position = done + 1;
-            side.index = side.index + 1 == capacity_ ? 0 : side.index + 1;
+            side.cell = side.cell + stride_ == cells_end_ ? cells_ : side.cell + stride_;
         }
     }
 
@@ -239,8 +245,8 @@ private:
         ring_ref(event).fetch_add(1, std::memory_order_acq_rel);
         ferry::detail::futex_wake(&event, INT_MAX, ferry::detail::FutexScope::shared);
     }
-    void raise(std::uint32_t& flag) noexcept {
-        ring_ref(flag).store(1, std::memory_order_seq_cst);
+    void raise(std::uint32_t bit) noexcept {
+        ring_ref(control_->state).fetch_or(bit, std::memory_order_seq_cst);
         bump_and_wake(control_->items_word);
         bump_and_wake(control_->slots_word);
     }
@@ -250,6 +256,7 @@ private:
     std::uint32_t capacity_ = 0;     // private geometry, compared with the ring's at attach
     std::uint32_t cell_bytes_ = 0;
     std::size_t stride_ = 0;
+    std::byte* cells_end_ = nullptr;
     Side sender_;
     std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
     Side receiver_;
@@ -294,11 +301,8 @@ inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::s
 }
 
 inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
-    if (lost()) {
-        return Status::peer_lost;
-    }
-    if (stopped()) {
-        return Status::stopped;
+    if (const std::uint32_t state = load_state(); state != 0) {
+        return (state & k_lost) != 0 ? Status::peer_lost : Status::stopped;
     }
     const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
     if (tail - sender_.other >= capacity_) { // full by the copy (or a copy from another lap)
