@@ -185,25 +185,12 @@ public:
     [[nodiscard]] bool lost() const noexcept { return load_flag(control_->lost); }
 
     [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t head = ref(control_->head).load(std::memory_order_acquire);
-        const std::uint64_t tail = ref(control_->tail).load(std::memory_order_acquire);
-        return tail <= head
-                   ? 0
-                   : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity_));
+        return ring_size(control_->head, control_->tail, capacity_);
     }
 
     // Drops up to capacity() queued cells (bounded, so refilling senders cannot keep it
     // running); waits for a claimed head to be published. Returns how many were dropped.
-    std::size_t clear(const Segment* peers) noexcept {
-        std::size_t dropped = 0;
-        Claim c;
-        while (dropped < capacity_ &&
-               acquire(c, clock::time_point::max(), false, peers) == Status::ok) {
-            release(c);
-            ++dropped;
-        }
-        return dropped;
-    }
+    std::size_t clear(const Segment* peers) noexcept { return drop_queued(*this, peers); }
 
     // A count peers change: at most what a process can park, never used as an index.
     [[nodiscard]] std::size_t blocked() const noexcept {
@@ -215,12 +202,7 @@ public:
 
     // Asks `peers` whether a registered participant died; one marks the ring lost. True when
     // the ring is lost (now or before).
-    bool watch(const Segment* peers) noexcept {
-        if (!lost() && peers != nullptr && peers->lost_participant()) {
-            mark_lost();
-        }
-        return lost();
-    }
+    bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
 
 private:
     // A cell's turn, then its bytes on their own cache line.

@@ -6,11 +6,13 @@
 // parked calls. SharedRing (shared_ring.hpp) is the Vyukov ring of both policies;
 // SpscSharedRing (shared_ring_spsc.hpp) is the single-producer ring of ferry::ipc::Channel.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ferry/core/status.hpp>
 #include <type_traits>
 
 namespace ferry::ipc::detail {
@@ -101,6 +103,39 @@ inline bool ring_watch_due(std::int64_t& next_watch_ns) noexcept {
     return now >= due &&
            next.compare_exchange_strong(due, now + std::chrono::nanoseconds(k_watch_slice).count(),
                                         std::memory_order_relaxed);
+}
+
+// Queued cells by a private copy of each counter: within [0, capacity] whatever they say.
+inline std::size_t ring_size(std::uint64_t& head_word, std::uint64_t& tail_word,
+                             std::size_t capacity) noexcept {
+    const std::uint64_t head = ring_ref(head_word).load(std::memory_order_acquire);
+    const std::uint64_t tail = ring_ref(tail_word).load(std::memory_order_acquire);
+    return tail <= head ? 0
+                        : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity));
+}
+
+// Either ring's clear: acquires and releases up to capacity() cells without waiting (bounded, so
+// refilling senders cannot keep it running); returns how many.
+template <typename Ring, typename Peers>
+std::size_t drop_queued(Ring& ring, const Peers* peers) noexcept {
+    std::size_t dropped = 0;
+    typename Ring::Claim c;
+    while (dropped < ring.capacity() &&
+           ring.acquire(c, ring_clock::time_point::max(), false, peers) == Status::ok) {
+        ring.release(c);
+        ++dropped;
+    }
+    return dropped;
+}
+
+// Either ring's watch: asks `peers` whether a registered participant died; one marks the ring
+// lost. True when the ring is lost (now or before).
+template <typename Ring, typename Peers>
+bool watch_peers(Ring& ring, const Peers* peers) noexcept {
+    if (!ring.lost() && peers != nullptr && peers->lost_participant()) {
+        ring.mark_lost();
+    }
+    return ring.lost();
 }
 
 // Counts a parked call in the ring's `blocked` word for its lifetime; the decrement is the

@@ -141,23 +141,10 @@ public:
     [[nodiscard]] bool lost() const noexcept { return (load_state() & k_lost) != 0; }
 
     [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-        const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
-        return tail <= head
-                   ? 0
-                   : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity_));
+        return ring_size(control_->head, control_->tail, capacity_);
     }
     // Receiving side: drops up to capacity() queued cells; returns how many.
-    std::size_t clear(const Segment* peers) noexcept {
-        std::size_t dropped = 0;
-        Claim c;
-        while (dropped < capacity_ &&
-               acquire(c, clock::time_point::max(), false, peers) == Status::ok) {
-            release(c);
-            ++dropped;
-        }
-        return dropped;
-    }
+    std::size_t clear(const Segment* peers) noexcept { return drop_queued(*this, peers); }
     [[nodiscard]] std::size_t blocked() const noexcept {
         return ring_ref(control_->blocked).load(std::memory_order_acquire);
     }
@@ -165,12 +152,7 @@ public:
     [[nodiscard]] std::size_t cell_bytes() const noexcept { return cell_bytes_; }
     [[nodiscard]] static constexpr RingPolicy policy() noexcept { return RingPolicy::spsc; }
 
-    bool watch(const Segment* peers) noexcept {
-        if (!lost() && peers != nullptr && peers->lost_participant()) {
-            mark_lost();
-        }
-        return lost();
-    }
+    bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
 
 private:
     static constexpr std::uint32_t k_stopped = 1;
