@@ -117,8 +117,8 @@ int small_command(const std::string& command, const std::string& name) {
     return 4;
 }
 
-// ring-stop-when-blocked on Small's ring (spsc), the claim commands on SmallShared's (mpmc: a
-// claim visible to receivers before it is published).
+// ring-stop-when-blocked and claim-die-spsc on Small's ring (spsc), the other claim commands on
+// SmallShared's (mpmc: a claim visible to receivers before it is published).
 template <typename ChannelType>
 int ring_command(const std::string& command, const std::string& name, const std::string& arg) {
     auto raw = open_raw<ChannelType>(name);
@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
         say("ready");
         hold();
         return 0;
+    }
+    if (command == "claim-die-spsc") { // claim-die on Small's (spsc) ring
+        return ring_command<Small>("claim-die", name, argc > 3 ? argv[3] : "");
     }
     if (command == "claim-die" || command == "claim-publish" ||
         command == "ring-stop-when-blocked") {
