@@ -25,6 +25,13 @@ gets no verdict ("p99 unsupported").
 Exits with status 1, printing the failed benchmarks, when any run reports error_occurred (a
 checksum mismatch: a message lost or duplicated): such a run is a failure, never a gap.
 
+Load: a verdict needs a quiet machine. Run the benchmark through this script,
+    python3 tools/bench_channel_plot.py --run build/bench/channel/bench-channel \
+        --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true -- channel.json docs/performance
+and it stores /proc/loadavg before and after the run in the JSON context (loadavg_before,
+loadavg_after). A run whose 1-minute load was above LOADED_ABOVE when it started, or whose load
+was not recorded, is labelled "loaded": its ratios are printed, its verdicts are not given.
+
 Other areas import this module with their own comparisons (tools/bench_ipc_plot.py): a
 Comparison names the measure, the side measured ("ours") and the side it is divided by
 ("theirs"), so one measure can be compared with several baselines, or one baseline with another.
@@ -32,6 +39,7 @@ Comparison names the measure, the side measured ("ours") and the side it is divi
 
 import json
 import statistics
+import subprocess
 import sys
 from collections import defaultdict, namedtuple
 from pathlib import Path
@@ -57,6 +65,9 @@ MEASURES = {
 }
 P50 = {"overshoot", "wake"}
 MET_FRACTION = 0.9
+# A run that started above this 1-minute load average gets no verdicts (2-core bench machines:
+# one busy core of someone else's already distorts a two-process or two-thread figure).
+LOADED_ABOVE = 1.0
 MIN_PAIRS = 10
 MIN_P99_SAMPLES = 1000
 COMPARISONS = [Comparison(measure, "ferry", "baseline", *spec) for measure, spec in MEASURES.items()]
@@ -81,6 +92,51 @@ def load_runs(path):
     if errors:
         raise BenchError("failed benchmark runs (the whole run is void):\n  " + "\n  ".join(errors))
     return runs
+
+
+def run_recorded(command, out_json):
+    """Runs a benchmark binary (a list: the program and its arguments), writing its JSON to
+    out_json, and stores /proc/loadavg from before and after the run in the JSON's context."""
+    before = Path("/proc/loadavg").read_text().strip()
+    subprocess.run(command + [f"--benchmark_out={out_json}", "--benchmark_out_format=json"], check=True)
+    after = Path("/proc/loadavg").read_text().strip()
+    data = json.loads(Path(out_json).read_text())
+    data.setdefault("context", {}).update({"loadavg_before": before, "loadavg_after": after})
+    Path(out_json).write_text(json.dumps(data, indent=1))
+
+
+def load_note(path, rows):
+    """Labels `rows` "loaded" (no verdicts) unless the run in `path` started on a quiet machine;
+    returns the line that says which."""
+    context = json.loads(Path(path).read_text()).get("context", {})
+    before, after = context.get("loadavg_before"), context.get("loadavg_after")
+    if before is None:
+        loaded, note = True, "Load not recorded (run through --run): loaded, no verdicts."
+    else:
+        start = float(before.split()[0])
+        loaded = start > LOADED_ABOVE
+        state = "loaded, no verdicts" if loaded else "quiet"
+        note = f"/proc/loadavg before: {before}; after: {after} ({state}: limit {LOADED_ABOVE} at the start)."
+    if loaded:
+        for r in rows:
+            if r["verdict"] != "n/a":
+                r["verdict"] = "loaded"
+    return note
+
+
+def parse_cli(argv):
+    """[--run BINARY [ARGS...] --] JSON OUT_DIR -> (json path, output folder), running the
+    benchmark first when --run is given; None on a usage error."""
+    args = argv[1:]
+    if args and args[0] == "--run":
+        if "--" not in args:
+            return None
+        split = args.index("--")
+        command, args = args[1:split], args[split + 1:]
+        if not command or len(args) != 2:
+            return None
+        run_recorded(command, args[0])
+    return tuple(args) if len(args) == 2 else None
 
 
 def absolute(run, metric):
@@ -220,7 +276,7 @@ def plot(rows, out_dir, file_name="channel.png", width=10):
     medians = [r["ratio"] for r in rows]
     low = [r["ratio"] - r["iqr"][0] for r in rows]
     high = [r["iqr"][1] - r["ratio"] for r in rows]
-    palette = {"met": "tab:green", "not met": "tab:red", "mixed": "tab:orange"}
+    palette = {"met": "tab:green", "not met": "tab:red", "mixed": "tab:orange"}  # loaded: grey
     colours = [palette.get(r["verdict"], "tab:grey") for r in rows]
     xs = range(len(rows))
     ax.bar(xs, medians, yerr=[low, high], color=colours, capsize=3)
@@ -240,19 +296,24 @@ def plot(rows, out_dir, file_name="channel.png", width=10):
 
 
 def main(argv):
-    if len(argv) != 3:
+    cli = parse_cli(argv)
+    if cli is None:
         print(__doc__, file=sys.stderr)
         return 2
+    path, out_dir = cli
     try:
-        rows = summarise(load_runs(argv[1]))
+        rows = summarise(load_runs(path))
     except BenchError as error:
         print(error, file=sys.stderr)
         return 1
     if not rows:
         print("no ferry/baseline pairs in the input", file=sys.stderr)
         return 1
+    note = load_note(path, rows)
     print(table(rows))
-    plot(rows, argv[2])
+    print()
+    print(note)
+    plot(rows, out_dir)
     return 0
 
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Turns bench-ipc's Google Benchmark JSON into the tables and plot of docs/performance/ipc.md.
 
-    bench-ipc --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \\
-        --benchmark_out=ipc.json --benchmark_out_format=json
-    python3 tools/bench_ipc_plot.py ipc.json docs/performance
+    python3 tools/bench_ipc_plot.py --run build/bench/ipc/bench-ipc --benchmark_repetitions=10 \\
+        --benchmark_enable_random_interleaving=true -- ipc.json docs/performance
+    (or bench-ipc ... --benchmark_out=ipc.json, then: python3 tools/bench_ipc_plot.py ipc.json docs/performance)
 
 The pairing, the ratio table and the verdict rule are tools/bench_channel_plot.py's (imported,
 with the comparisons below): repetition i of a measured side is divided by repetition i of its
 baseline; met = at least 90 % of at least 10 pairs meet the target. Prints the ratio table, then
 every benchmark's own median with its spread (so the baselines show even before ferry's rows
 exist); writes ipc.png into the output folder. Exits 1 when any run reports error_occurred (a
-wrong echo, a checksum mismatch, a peer that failed): that run is void, never a gap.
+wrong echo, a checksum mismatch, a peer that failed): that run is void, never a gap. A run not
+started through --run, or started above load 1.0, is labelled loaded and gets no verdicts
+(bench_channel_plot.load_note).
 """
 
 import statistics
@@ -29,10 +31,22 @@ COMPARISONS = [
                "us_per_item", "lower", None, "us"),
     Comparison("roundtrip", "ferry", "boost_mq", "64 B round trip between processes vs boost message_queue",
                "us_per_item", "lower", None, "us"),
+    # bench/ipc/rings.cpp: the same two processes, a raw ring in a MAP_SHARED mapping spinning.
+    Comparison("spsc", "ferry", "raw", "ipc::Channel spsc blocking vs boost spsc_queue in shm, spinning",
+               "items_per_second", "higher", 0.9, "M msg/s"),
+    Comparison("spsc", "ferry_spin", "raw", "ipc::Channel spsc try_send/try_receive spinning vs the same",
+               "items_per_second", "higher", 1.0, "M msg/s"),
+    Comparison("mpmc", "ferry", "raw", "ipc::Channel mpmc blocking vs Vyukov's bounded queue in shm, spinning",
+               "items_per_second", "higher", None, "M msg/s"),
+    Comparison("mpmc", "ferry_spin", "raw", "ipc::Channel mpmc try_send/try_receive spinning vs the same",
+               "items_per_second", "higher", None, "M msg/s"),
     Comparison("throughput", "ferry", "baseline", "64-bit items between processes vs in-process ferry::Channel",
                "items_per_second", "higher", None, "M msg/s"),
-    Comparison("dataset", "ferry_copy", "memcpy", "MessageChannel copying path between processes vs one memcpy",
-               "bytes_per_second", "higher", 0.8, "GiB/s"),
+    Comparison("dataset", "ferry_copy", "raw_two_copy",
+               "MessageChannel copying path between processes vs a raw two-copy pipeline in shm (4 slots)",
+               "bytes_per_second", "higher", 0.9, "GiB/s"),
+    Comparison("dataset", "ferry_copy", "memcpy", "MessageChannel copying path between processes vs one memcpy (scale)",
+               "bytes_per_second", "higher", None, "GiB/s"),
     Comparison("dataset", "ferry_loan", "ferry_copy", "MessageChannel zero-copy (loan) vs copying path",
                "bytes_per_second", "higher", 2.0, "GiB/s", ("4MiB",)),
     Comparison("dataset", "ferry_loan", "ferry_copy", "MessageChannel zero-copy (loan) vs copying path",
@@ -67,18 +81,23 @@ def with_one_core(runs):
 
 
 def main(argv):
-    if len(argv) != 3:
+    cli = bench.parse_cli(argv)
+    if cli is None:
         print(__doc__, file=sys.stderr)
         return 2
+    path, out_dir = cli
     try:
-        runs = with_one_core(bench.load_runs(argv[1]))
+        runs = with_one_core(bench.load_runs(path))
     except bench.BenchError as error:
         print(error, file=sys.stderr)
         return 1
     rows = bench.summarise(runs, COMPARISONS)
     if rows:
+        note = bench.load_note(path, rows)
         print(bench.table(rows))
-        bench.plot(rows, argv[2], "ipc.png", width=20)  # 14 rows: room for their labels
+        print()
+        print(note)
+        bench.plot(rows, out_dir, "ipc.png", width=20)  # 14 rows: room for their labels
     else:
         print("No ferry rows in this run: the baselines' own figures only.")
     print()

@@ -10,9 +10,11 @@
 #include <ferry/ipc/detail/segment_checks.hpp>
 #include <ferry/ipc/detail/segment_name.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
+#include <ferry/ipc/detail/shared_ring_spsc.hpp>
 #include <ferry/ipc/window.hpp>
 #include <filesystem>
 #include <new>
+#include <span>
 #include <string_view>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -101,12 +103,21 @@ std::vector<Participant> participants_of(d::SegmentHeader& h, bool same_boot) {
     return out;
 }
 
-// The ring at the payload's start: its geometry from a private copy of the ring's words,
-// checked by the library's own attach against the file's bytes (mapped read-only; attach and
-// the figures below only read).
+// A report of `ring` (SharedRing or SpscSharedRing), attached to the file's bytes.
+template <typename Ring>
+RingReport ring_report(const Ring& ring) {
+    return RingReport{ring.capacity(), ring.cell_bytes(), ring.policy() == d::RingPolicy::mpmc,
+                      ring.size(),     ring.blocked(),    ring.stopped(),
+                      ring.lost()};
+}
+
+// The ring at the payload's start: its kind (the magic) and geometry from a private copy of the
+// ring's first line, checked by the library's own attach against the file's bytes (mapped
+// read-only; attach and the figures below only read).
 std::optional<RingReport> read_ring(int fd, const d::SegmentHeader& h, std::string& problem) {
-    d::RingControl control;
-    if (h.payload_bytes < sizeof control || !read_at(fd, &control, sizeof control, h.payload_offset)) {
+    d::RingGeometry geometry;
+    if (h.payload_bytes < sizeof geometry ||
+        !read_at(fd, &geometry, sizeof geometry, h.payload_offset)) {
         problem = "the payload is too small for a ring";
         return std::nullopt;
     }
@@ -116,16 +127,23 @@ std::optional<RingReport> read_ring(int fd, const d::SegmentHeader& h, std::stri
         problem = std::string("cannot map the payload: ") + std::strerror(errno);
         return std::nullopt;
     }
+    const std::span<std::byte> payload{static_cast<std::byte*>(mapped), h.payload_bytes};
     std::string why;
-    const d::SharedRing ring = d::SharedRing::attach(
-        {static_cast<std::byte*>(mapped), h.payload_bytes}, control.capacity, control.cell_bytes,
-        control.policy, &why);
     std::optional<RingReport> report;
-    if (ring.attached()) {
-        report = RingReport{ring.capacity(), ring.cell_bytes(),
-                            ring.policy() == d::RingPolicy::mpmc, ring.size(), ring.blocked(),
-                            ring.stopped(), ring.lost()};
+    if (geometry.magic == d::k_spsc_ring_magic) {
+        const auto ring = d::SpscSharedRing::attach(payload, geometry.capacity, geometry.cell_bytes,
+                                                    geometry.policy, &why);
+        if (ring.attached()) {
+            report = ring_report(ring);
+        }
     } else {
+        const auto ring = d::SharedRing::attach(payload, geometry.capacity, geometry.cell_bytes,
+                                                geometry.policy, &why);
+        if (ring.attached()) {
+            report = ring_report(ring);
+        }
+    }
+    if (!report) {
         problem = why.empty() ? "its ring is not initialised yet" : "ipc: " + why;
     }
     ::munmap(mapped, h.payload_bytes);

@@ -236,7 +236,7 @@ TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shar
     auto raw = ipc_test::open_raw<Small>(name);
     REQUIRE(raw);
     Child child = helper({"ring-stop-when-blocked", name});
-    ferry::ipc::detail::SharedRing::Claim claim;
+    ferry::ipc::detail::SpscSharedRing::Claim claim;
     CHECK(raw->ring.acquire(claim, Clock::now() + 5s, true, nullptr) == Status::stopped);
     CHECK(ms_since(child.read_line()) < 1000);
     CHECK(child.wait_exit() == 0);

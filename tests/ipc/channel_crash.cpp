@@ -124,6 +124,21 @@ TEST_CASE("ipc channel: a sender killed between claim and publish does not hang 
     }
 }
 
+TEST_CASE("ipc channel: an spsc sender killed between claim and publish leaves nothing queued "
+          "and is seen lost",
+          "[ipc]") {
+    // The spsc ring's claim is private until published: the receiver, parked first, learns of
+    // the death from the peers it watches, and the ring holds nothing.
+    const auto name = unique_name("claim-spsc");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"claim-die-spsc", name, "1"});
+    CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
+    CHECK(ms_since(child.read_line()) < k_lost_ms);
+    CHECK(child.wait_exit() == k_killed);
+    CHECK(channel->size() == 0);
+}
+
 TEST_CASE("ipc channel: a process killed holding the segment's lock blocks nobody", "[ipc]") {
     // The ring itself takes no lock. The segment file's flock (taken by open, and by the last
     // close to remove the name) is dropped by the kernel when its holder dies.

@@ -117,14 +117,16 @@ int small_command(const std::string& command, const std::string& name) {
     return 4;
 }
 
+// ring-stop-when-blocked and claim-die-spsc on Small's ring (spsc), the other claim commands on
+// SmallShared's (mpmc: a claim visible to receivers before it is published).
+template <typename ChannelType>
 int ring_command(const std::string& command, const std::string& name, const std::string& arg) {
-    const bool shared = command != "ring-stop-when-blocked";
-    auto raw = shared ? open_raw<SmallShared>(name) : open_raw<Small>(name);
+    auto raw = open_raw<ChannelType>(name);
     if (!raw) {
         return report(raw.error());
     }
     auto& ring = raw->ring;
-    ferry::ipc::detail::SharedRing::Claim claim;
+    typename ipc_test::RingOf<ChannelType>::Claim claim;
     const auto forever = std::chrono::steady_clock::time_point::max();
     if (command == "claim-publish") {
         if (ring.claim(claim, forever, false, nullptr) != Status::ok) {
@@ -189,9 +191,14 @@ int main(int argc, char** argv) {
         hold();
         return 0;
     }
+    if (command == "claim-die-spsc") { // claim-die on Small's (spsc) ring
+        return ring_command<Small>("claim-die", name, argc > 3 ? argv[3] : "");
+    }
     if (command == "claim-die" || command == "claim-publish" ||
         command == "ring-stop-when-blocked") {
-        return ring_command(command, name, argc > 3 ? argv[3] : "");
+        const std::string arg = argc > 3 ? argv[3] : "";
+        return command == "ring-stop-when-blocked" ? ring_command<Small>(command, name, arg)
+                                                   : ring_command<SmallShared>(command, name, arg);
     }
     return small_command(command, name);
 }

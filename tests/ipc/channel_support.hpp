@@ -45,14 +45,19 @@ inline std::int64_t now_ns() {
         .count();
 }
 
-// A channel's segment and ring, reached directly (Small's or SmallShared's layout).
+// A channel's segment and ring, reached directly (Small's or SmallShared's layout): the ring
+// type is the channel's (SpscSharedRing for spsc, SharedRing for mpmc).
+template <typename ChannelType>
+using RingOf = ferry::ipc::detail::ring_for<ChannelType::policy_type::multi_producer>;
+
+template <typename ChannelType>
 struct RawRing {
     ferry::ipc::Segment segment;
-    ferry::ipc::detail::SharedRing ring;
+    RingOf<ChannelType> ring;
 };
 
 template <typename ChannelType>
-ferry::ipc::Expected<RawRing> open_raw(const std::string& name) {
+ferry::ipc::Expected<RawRing<ChannelType>> open_raw(const std::string& name) {
     auto segment = ferry::ipc::Segment::open(name, ChannelType::layout_tag());
     if (!segment) {
         return segment.error();
@@ -61,12 +66,12 @@ ferry::ipc::Expected<RawRing> open_raw(const std::string& name) {
                                 ? ferry::ipc::detail::RingPolicy::mpmc
                                 : ferry::ipc::detail::RingPolicy::spsc;
     std::string why;
-    auto ring = ferry::ipc::detail::SharedRing::attach(segment->payload(), ChannelType::capacity(),
-                                                        sizeof(Message), policy, &why);
+    auto ring = RingOf<ChannelType>::attach(segment->payload(), ChannelType::capacity(),
+                                            sizeof(Message), policy, &why);
     if (!ring.attached()) {
         return ferry::ipc::Error{ferry::Status::invalid_file, "no ring: " + why, 0};
     }
-    return RawRing{std::move(*segment), ring};
+    return RawRing<ChannelType>{std::move(*segment), ring};
 }
 
 // Polls (bounded) until `ready()`: observable state in shared memory, never a fixed sleep.

@@ -1,4 +1,5 @@
-// ferry::ipc::detail::SharedRing against a peer that rewrites the ring's words in shared memory
+// ferry::ipc::detail::SharedRing (the mpmc channel's ring; the spsc one is in
+// shared_ring_spsc.cpp) against a peer that rewrites the ring's words in shared memory
 // (docs/processes.md, Reading shared memory). The peer is a second mapping of the segment file in
 // this process, written between the survivor's calls: every call must answer a status, keep to
 // the survivor's own geometry, and end by its deadline.
@@ -12,7 +13,7 @@
 
 using ferry::Status;
 using ipc_test::make_message;
-using ipc_test::Small;
+using ipc_test::SmallShared;
 using ipc_test::unique_name;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -41,7 +42,7 @@ void write_word(ipc_test::SegmentFile& peer, std::size_t offset, Word value) {
 TEST_CASE("ipc ring: geometry a peer rewrites after attach is not used; calls go on working",
           "[ipc]") {
     const auto name = unique_name("ring-geometry");
-    auto channel = Small::create(name);
+    auto channel = SmallShared::create(name);
     REQUIRE(channel);
     ipc_test::SegmentFile peer(name);
     REQUIRE(peer.mapped());
@@ -65,7 +66,7 @@ TEST_CASE("ipc ring: geometry a peer rewrites after attach is not used; calls go
     CHECK(channel->size() == ipc_test::k_small);
     CHECK(channel->clear() == ipc_test::k_small);
     // A process opening now compares the ring with its own geometry and refuses it.
-    auto late = Small::open(name, 1s);
+    auto late = SmallShared::open(name, 1s);
     REQUIRE_FALSE(late);
     CHECK(late.status() == Status::invalid_file);
 }
@@ -73,7 +74,7 @@ TEST_CASE("ipc ring: geometry a peer rewrites after attach is not used; calls go
 TEST_CASE("ipc ring: counters and turns a peer rewrites give statuses, and waits end in time",
           "[ipc]") {
     const auto name = unique_name("ring-counters");
-    auto channel = Small::create(name);
+    auto channel = SmallShared::create(name);
     REQUIRE(channel);
     ipc_test::SegmentFile peer(name);
     REQUIRE(peer.mapped());

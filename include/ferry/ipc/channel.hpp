@@ -21,13 +21,14 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/policy.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
-#include <ferry/ipc/detail/shared_ring.hpp>
+#include <ferry/ipc/detail/shared_ring_spsc.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/segment.hpp>
@@ -56,7 +57,7 @@ public:
     // The layout the segment holds: T's size and alignment, Capacity and the policy. Two Ts of
     // equal size and alignment are not told apart: name channels by what they carry.
     static constexpr LayoutTag layout_tag() noexcept {
-        LayoutTag tag = layout_tag_of<T>("ferry.ipc.channel", detail::k_ring_format);
+        LayoutTag tag = layout_tag_of<T>("ferry.ipc.channel", k_ring_format);
         tag.hash = detail::fnv1a(detail::fnv1a(tag.hash, Capacity), Policy::multi_producer);
         return tag;
     }
@@ -157,9 +158,14 @@ public:
 private:
     static constexpr detail::RingPolicy k_policy =
         Policy::multi_producer ? detail::RingPolicy::mpmc : detail::RingPolicy::spsc;
+    // spsc: the single-producer ring (no CAS on the fast path); mpmc: Vyukov's ring.
+    using Ring = detail::ring_for<Policy::multi_producer>;
+    // The layout tag's version: an spsc channel's is 2 since its ring became SpscSharedRing
+    // (version 1 was Vyukov's ring for both policies), so a peer of an older build is refused.
+    static constexpr std::uint32_t k_ring_format =
+        Policy::multi_producer ? detail::k_ring_format : detail::k_spsc_ring_format + 1;
 
-    Channel(Segment segment, detail::SharedRing ring) noexcept
-        : segment_(std::move(segment)), ring_(ring) {}
+    Channel(Segment segment, Ring ring) noexcept : segment_(std::move(segment)), ring_(ring) {}
 
     static clock::time_point deadline_of(Timeout timeout) noexcept {
         return timeout.is_forever() || timeout.is_no_wait() ? clock::time_point::max()
@@ -170,7 +176,7 @@ private:
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
-        detail::SharedRing::Claim c;
+        typename Ring::Claim c;
         const Status s = ring_.claim(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(c.cell, &value, sizeof(T));
@@ -184,7 +190,7 @@ private:
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
-        detail::SharedRing::Claim c;
+        typename Ring::Claim c;
         const Status s = ring_.acquire(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(out, c.cell, sizeof(T));
@@ -205,7 +211,7 @@ private:
     }
 
     Segment segment_;
-    detail::SharedRing ring_; // on segment_'s payload; not attached when closed
+    Ring ring_; // on segment_'s payload; not attached when closed
 };
 
 template <ProcessSendable T, std::size_t Capacity, ChannelPolicy Policy>
@@ -213,12 +219,11 @@ requires(is_valid_channel_capacity(Capacity))
     Expected<Channel<T, Capacity, Policy>> Channel<T, Capacity, Policy>::create(
         std::string_view name, std::chrono::milliseconds wait) {
     constexpr auto tag = layout_tag();
-    auto segment =
-        Segment::create(name, detail::SharedRing::bytes_for(Capacity, sizeof(T)), tag, wait);
+    auto segment = Segment::create(name, Ring::bytes_for(Capacity, sizeof(T)), tag, wait);
     if (!segment) {
         return segment.error();
     }
-    auto ring = detail::SharedRing::create(segment->payload(), Capacity, sizeof(T), k_policy);
+    auto ring = Ring::create(segment->payload(), Capacity, sizeof(T), k_policy);
     if (!ring.attached()) { // cannot happen for a valid Capacity: the payload was sized for it
         return Error{Status::internal_error, "ipc: cannot place a ring in " + segment->name(), 0};
     }
@@ -237,9 +242,9 @@ requires(is_valid_channel_capacity(Capacity))
     }
     // The segment is ready before its creator has constructed the ring in it: wait for that.
     std::string why;
-    detail::SharedRing ring;
+    Ring ring;
     const bool done = detail::poll_until(deadline, [&] {
-        ring = detail::SharedRing::attach(segment->payload(), Capacity, sizeof(T), k_policy, &why);
+        ring = Ring::attach(segment->payload(), Capacity, sizeof(T), k_policy, &why);
         return ring.attached() || !why.empty() || segment->lost_participant().has_value();
     });
     if (ring.attached()) {

@@ -59,6 +59,7 @@
 #include <ferry/channel/detail/futex.hpp>
 #include <ferry/core/cpu_relax.hpp>
 #include <ferry/core/status.hpp>
+#include <ferry/ipc/detail/shared_ring_common.hpp>
 #include <ferry/ipc/segment.hpp>
 #include <new>
 #include <span>
@@ -67,17 +68,8 @@
 
 namespace ferry::ipc::detail {
 
-enum class RingPolicy : std::uint32_t { spsc = 1, mpmc = 2 };
-
 inline constexpr std::uint64_t k_ring_magic = 0x474e495259525245ULL; // "ERRYRING"
 inline constexpr std::uint32_t k_ring_format = 1;                    // bump on layout changes
-inline constexpr std::uint32_t k_ring_min_capacity = 2;
-inline constexpr std::uint32_t k_ring_max_capacity = 8192;
-inline constexpr std::size_t k_ring_max_cell_bytes = std::size_t{1} << 30;
-inline constexpr std::size_t k_ring_line = 64;
-// How long a parked call sleeps before it looks at the peers again; a death is seen within
-// about one slice plus the /proc reads.
-inline constexpr std::chrono::milliseconds k_watch_slice{20};
 // How long a no-wait or timed receive waits, past its own deadline, for a claimed head to be
 // published (see SharedRing::pending_limit).
 inline constexpr std::chrono::milliseconds k_pending_grace{20};
@@ -105,6 +97,9 @@ struct RingControl {
 };
 static_assert(std::is_standard_layout_v<RingControl> && std::is_trivial_v<RingControl>);
 static_assert(sizeof(RingControl) % k_ring_line == 0);
+static_assert(offsetof(RingControl, capacity) == offsetof(RingGeometry, capacity) &&
+              offsetof(RingControl, ready) == offsetof(RingGeometry, ready) &&
+              offsetof(RingControl, tail) >= sizeof(RingGeometry)); // line 0 is a RingGeometry
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
 
 // One process's handle on a ring: a pointer to the shared words and cells, and the geometry this
@@ -190,25 +185,12 @@ public:
     [[nodiscard]] bool lost() const noexcept { return load_flag(control_->lost); }
 
     [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t head = ref(control_->head).load(std::memory_order_acquire);
-        const std::uint64_t tail = ref(control_->tail).load(std::memory_order_acquire);
-        return tail <= head
-                   ? 0
-                   : static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, capacity_));
+        return ring_size(control_->head, control_->tail, capacity_);
     }
 
     // Drops up to capacity() queued cells (bounded, so refilling senders cannot keep it
     // running); waits for a claimed head to be published. Returns how many were dropped.
-    std::size_t clear(const Segment* peers) noexcept {
-        std::size_t dropped = 0;
-        Claim c;
-        while (dropped < capacity_ &&
-               acquire(c, clock::time_point::max(), false, peers) == Status::ok) {
-            release(c);
-            ++dropped;
-        }
-        return dropped;
-    }
+    std::size_t clear(const Segment* peers) noexcept { return drop_queued(*this, peers); }
 
     // A count peers change: at most what a process can park, never used as an index.
     [[nodiscard]] std::size_t blocked() const noexcept {
@@ -220,12 +202,7 @@ public:
 
     // Asks `peers` whether a registered participant died; one marks the ring lost. True when
     // the ring is lost (now or before).
-    bool watch(const Segment* peers) noexcept {
-        if (!lost() && peers != nullptr && peers->lost_participant()) {
-            mark_lost();
-        }
-        return lost();
-    }
+    bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
 
 private:
     // A cell's turn, then its bytes on their own cache line.
@@ -244,18 +221,13 @@ private:
           policy_(policy) {}
 
     static bool valid(std::size_t capacity, std::size_t cell_bytes) noexcept {
-        return capacity >= k_ring_min_capacity && capacity <= k_ring_max_capacity &&
-               cell_bytes >= 1 && cell_bytes <= k_ring_max_cell_bytes;
+        return ring_geometry_valid(capacity, cell_bytes);
     }
     static std::size_t stride_for(std::size_t cell_bytes) noexcept {
         return k_cell_header + (cell_bytes + k_ring_line - 1) / k_ring_line * k_ring_line;
     }
-    static bool aligned(const void* p) noexcept {
-        return reinterpret_cast<std::uintptr_t>(p) % k_ring_line == 0;
-    }
-    static bool past(clock::time_point deadline) noexcept {
-        return deadline != clock::time_point::max() && deadline <= clock::now();
-    }
+    static bool aligned(const void* p) noexcept { return ring_aligned(p); }
+    static bool past(clock::time_point deadline) noexcept { return ring_past(deadline); }
     // How long a receive waits for a claimed head: a blocking call without a deadline for as
     // long as it takes; any other call until its deadline, and at least k_pending_grace (a
     // no-wait call too), so a send in flight is not reported missing — but never for ever, as a
@@ -276,7 +248,7 @@ private:
 
     template <typename W>
     static std::atomic_ref<W> ref(W& word) noexcept {
-        return std::atomic_ref<W>(word);
+        return ring_ref(word);
     }
     static bool load_flag(std::uint32_t& flag) noexcept {
         return ref(flag).load(std::memory_order_acquire) != 0;

@@ -14,12 +14,8 @@ inline SharedRing SharedRing::create(std::span<std::byte> memory, std::size_t ca
         return {};
     }
     auto* control = ::new (memory.data()) RingControl{};
-    control->magic = k_ring_magic;
-    control->format = k_ring_format;
-    control->policy = policy;
-    control->capacity = static_cast<std::uint32_t>(capacity);
-    control->cell_bytes = static_cast<std::uint32_t>(cell_bytes);
-    control->stride = stride_for(cell_bytes);
+    write_ring_geometry(control, k_ring_magic, k_ring_format, policy, capacity, cell_bytes,
+                        stride_for(cell_bytes));
     const SharedRing ring(control, capacity, cell_bytes, policy);
     for (std::size_t i = 0; i < capacity; ++i) {
         ring.turn(i).store(i, std::memory_order_relaxed);
@@ -46,17 +42,10 @@ inline SharedRing SharedRing::attach(std::span<std::byte> memory, std::size_t ca
     }
     // One copy of the geometry line, compared with what this process asked for; only the
     // caller's values are kept.
-    RingControl seen;
-    std::memcpy(&seen, control, offsetof(RingControl, tail));
-    if (seen.magic != k_ring_magic || seen.format != k_ring_format) {
-        return fail("the segment does not hold a ring of this format");
-    }
-    if (seen.policy != policy) {
-        return fail("the ring has another policy (spsc / mpmc)");
-    }
-    if (seen.capacity != capacity || seen.cell_bytes != cell_bytes ||
-        seen.stride != stride_for(cell_bytes)) {
-        return fail("the ring has another capacity or cell size");
+    if (const char* differs =
+            ring_geometry_mismatch(control, k_ring_magic, k_ring_format, policy, capacity,
+                                   cell_bytes, stride_for(cell_bytes))) {
+        return fail(differs);
     }
     return SharedRing(control, capacity, cell_bytes, policy);
 }
@@ -157,14 +146,7 @@ inline Status SharedRing::after_fast_failure(Status status, const Segment* peers
     if ((status != Status::full && status != Status::empty) || peers == nullptr) {
         return status;
     }
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch())
-            .count();
-    auto next = ref(control_->next_watch_ns);
-    std::int64_t due = next.load(std::memory_order_relaxed);
-    if (now >= due &&
-        next.compare_exchange_strong(due, now + std::chrono::nanoseconds(k_watch_slice).count(),
-                                     std::memory_order_relaxed)) {
+    if (ring_watch_due(control_->next_watch_ns)) {
         return watch(peers) ? Status::peer_lost : status;
     }
     return status;
@@ -185,15 +167,7 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline,
             return o.status;
         }
     }
-    struct Counted { // the decrement is this call's last access to the ring
-        std::uint32_t& count;
-        explicit Counted(std::uint32_t& c) noexcept : count(c) {
-            ref(count).fetch_add(1, std::memory_order_acq_rel);
-        }
-        ~Counted() { ref(count).fetch_sub(1, std::memory_order_acq_rel); }
-        Counted(const Counted&) = delete;
-        Counted& operator=(const Counted&) = delete;
-    } counted(control_->blocked);
+    const ParkedCount counted(control_->blocked);
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = prepare_wait(event);

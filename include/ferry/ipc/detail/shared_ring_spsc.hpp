@@ -1,0 +1,374 @@
+#pragma once
+// ferry::ipc::detail::SpscSharedRing — the ring of an spsc ferry::ipc::Channel: one sender and
+// one receiver at a time, each in any process (docs/processes.md, Channels; the measurements
+// behind its shape are in docs/performance/ipc.md).
+//
+// The in-place API and every answer are SharedRing's (shared_ring.hpp) — claim / publish,
+// acquire / release, stop, lost, size, clear, blocked, watch — except that a claim is invisible
+// to the receiver until it is published (there is no "pending head": a sender that dies between
+// claim and publish leaves the ring as it was, and the receiver learns of the death from the
+// peers it watches, within about one k_watch_slice).
+//
+// Algorithm: a Lamport ring on two shared counters. `tail` (positions published) is written by
+// the sender only, `head` (positions released) by the receiver only, each with a plain store;
+// a position names cell `position % capacity` of this process's PRIVATE capacity. Each handle
+// keeps, per side, the other side's counter as last loaded and the cell index of its own next
+// position, and loads the other side's counter only when its copy says full (sender) or empty
+// (receiver) — so while the ring is neither, an operation touches no line the other side
+// writes, except the cell it hands over. No CAS, no RMW on the fast path.
+//
+// Sleeping: per event (items for receivers, slots for senders) a `parked` flag and a futex word
+// on one line. A waiter reads the word (its key), sets the flag, re-checks its condition and
+// sleeps on the key; a notifier stores its counter and then loads the flag, and only when it
+// finds the flag set clears it, bumps the word and wakes (FutexScope::shared). The flag store and
+// the counter load of the waiter, and the counter store and the flag load of the notifier, are
+// seq_cst: their single total order is the Dekker pair that rules out a lost wake (on x86 the
+// notifier's seq_cst store is its one locked instruction; the loads are plain). A waiter does not
+// clear its flag when it leaves (a second waiter could be relying on it): a stale flag costs the
+// next notifier one empty wake.
+//
+// Trust (the rule at the top of segment_header.hpp): each counter is loaded once per decision
+// into a local; a pair whose distance is above the private capacity (a peer rewrote one, or
+// broke the one-sender rule) makes the ring lost; cell addresses come from the private
+// capacity and stride only. Waits are sliced by k_watch_slice and bounded by the caller's
+// deadline, so a peer that stops moving a counter can delay nobody beyond it.
+//
+// Layout: SpscControl, then capacity cells of cell_bytes rounded up to 8 bytes, packed (no
+// per-cell header: eight 64-bit items share a line, as in boost::lockfree::spsc_queue).
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <ferry/channel/detail/futex.hpp>
+#include <ferry/core/cpu_relax.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/ipc/detail/shared_ring.hpp>
+#include <ferry/ipc/detail/shared_ring_common.hpp>
+#include <ferry/ipc/segment.hpp>
+#include <new>
+#include <span>
+#include <string>
+#include <type_traits>
+
+namespace ferry::ipc::detail {
+
+inline constexpr std::uint64_t k_spsc_ring_magic = 0x4353505359525245ULL; // "ERRYSPSC"
+inline constexpr std::uint32_t k_spsc_ring_format = 1;                    // bump on layout changes
+
+// The ring's words in shared memory (layout only; see SharedRing's RingControl). Each word one
+// side writes in steady state has its own line.
+struct SpscControl {
+    alignas(k_ring_line) RingGeometry geometry;
+    alignas(k_ring_line) std::uint64_t tail;            // positions published (the sender's)
+    alignas(k_ring_line) std::uint64_t head;            // positions released (the receiver's)
+    alignas(k_ring_line) std::uint32_t state;           // k_stopped | k_lost, sticky bits
+    alignas(k_ring_line) std::uint32_t receiver_parked; // flag: a receiver sleeps on items_word
+    std::uint32_t items_word;
+    alignas(k_ring_line) std::uint32_t sender_parked; // flag: a sender sleeps on slots_word
+    std::uint32_t slots_word;
+    alignas(k_ring_line) std::uint32_t blocked;
+    std::int64_t next_watch_ns; // steady-clock time of the next no-wait peer check
+};
+static_assert(std::is_standard_layout_v<SpscControl> && std::is_trivial_v<SpscControl>);
+static_assert(offsetof(SpscControl, geometry) == 0 && sizeof(SpscControl) % k_ring_line == 0);
+
+class SpscSharedRing {
+public:
+    using clock = ring_clock;
+    using Claim = SharedRing::Claim;
+
+    SpscSharedRing() noexcept = default;
+
+    [[nodiscard]] static std::size_t bytes_for(std::size_t capacity,
+                                               std::size_t cell_bytes) noexcept {
+        return ring_geometry_valid(capacity, cell_bytes)
+                   ? sizeof(SpscControl) + capacity * stride_for(cell_bytes)
+                   : 0;
+    }
+    // As SharedRing's; `policy` must be spsc.
+    [[nodiscard]] static SpscSharedRing create(std::span<std::byte> memory, std::size_t capacity,
+                                               std::size_t cell_bytes, RingPolicy policy) noexcept;
+    [[nodiscard]] static SpscSharedRing attach(std::span<std::byte> memory, std::size_t capacity,
+                                               std::size_t cell_bytes, RingPolicy policy,
+                                               std::string* why);
+
+    [[nodiscard]] bool attached() const noexcept { return control_ != nullptr; }
+
+    // ---- in place (one sender and one receiver at a time) ------------------------------------
+    Status claim(Claim& c, clock::time_point deadline, bool may_wait,
+                 const Segment* peers) noexcept {
+        const Status first = try_claim(c);
+        if (first != Status::full || !may_wait) {
+            return after_fast_failure(first, peers);
+        }
+        if (ring_past(deadline)) {
+            return after_fast_failure(Status::timed_out, peers);
+        }
+        return wait(control_->sender_parked, control_->slots_word, deadline, Status::full, peers,
+                    [this, &c] { return try_claim(c); });
+    }
+    void publish(const Claim& c) noexcept {
+        ring_ref(control_->tail).store(c.position + 1, std::memory_order_seq_cst);
+        advance(sender_, c.position);
+        wake_parked(control_->receiver_parked, control_->items_word);
+    }
+
+    Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
+                   const Segment* peers) noexcept {
+        const Status first = attempt_acquire(c);
+        if (first != Status::empty || !may_wait) {
+            return after_fast_failure(first, peers);
+        }
+        if (ring_past(deadline)) {
+            return after_fast_failure(Status::timed_out, peers);
+        }
+        return wait(control_->receiver_parked, control_->items_word, deadline, Status::empty, peers,
+                    [this, &c] { return attempt_acquire(c); });
+    }
+    void release(const Claim& c) noexcept {
+        ring_ref(control_->head).store(c.position + 1, std::memory_order_seq_cst);
+        advance(receiver_, c.position);
+        wake_parked(control_->sender_parked, control_->slots_word);
+    }
+
+    // ---- state (as SharedRing) ---------------------------------------------------------------
+    void stop() noexcept { raise(k_stopped); }
+    [[nodiscard]] bool stopped() const noexcept { return (load_state() & k_stopped) != 0; }
+    void mark_lost() noexcept { raise(k_lost); }
+    [[nodiscard]] bool lost() const noexcept { return (load_state() & k_lost) != 0; }
+
+    [[nodiscard]] std::size_t size() const noexcept {
+        return ring_size(control_->head, control_->tail, capacity_);
+    }
+    // Receiving side: drops up to capacity() queued cells; returns how many.
+    std::size_t clear(const Segment* peers) noexcept { return drop_queued(*this, peers); }
+    [[nodiscard]] std::size_t blocked() const noexcept {
+        return ring_ref(control_->blocked).load(std::memory_order_acquire);
+    }
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    [[nodiscard]] std::size_t cell_bytes() const noexcept { return cell_bytes_; }
+    [[nodiscard]] static constexpr RingPolicy policy() noexcept { return RingPolicy::spsc; }
+
+    bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
+
+private:
+    static constexpr std::uint32_t k_stopped = 1;
+    static constexpr std::uint32_t k_lost = 2;
+
+    // One side's private state (a sender and a receiver thread of one process may share a
+    // handle's owner, so the two are a line apart, see gap_): the position it handles next and
+    // that position's cell (so the division happens only when another handle moved the
+    // counter), and the other side's counter as last loaded.
+    struct Side {
+        std::uint64_t position = 0;
+        std::byte* cell = nullptr;
+        std::uint64_t other = 0;
+    };
+
+    SpscSharedRing(SpscControl* control, std::size_t capacity, std::size_t cell_bytes) noexcept
+        : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(SpscControl)),
+          capacity_(static_cast<std::uint32_t>(capacity)),
+          cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
+          cells_end_(cells_ + capacity * stride_) {
+        sender_.cell = cells_;
+        receiver_.cell = cells_;
+    }
+
+    static std::size_t stride_for(std::size_t cell_bytes) noexcept {
+        return (cell_bytes + 7) / 8 * 8;
+    }
+    std::uint32_t load_state() const noexcept {
+        return ring_ref(control_->state).load(std::memory_order_acquire);
+    }
+
+    // The cell of `position`, from the private capacity and stride.
+    std::byte* cell_for(Side& side, std::uint64_t position) const noexcept {
+        if (position != side.position) {
+            side.position = position;
+            side.cell = cells_ + static_cast<std::size_t>(position % capacity_) * stride_;
+        }
+        return side.cell;
+    }
+    void advance(Side& side, std::uint64_t done) const noexcept {
+        if (done == side.position) {
+            side.position = done + 1;
+            side.cell = side.cell + stride_ == cells_end_ ? cells_ : side.cell + stride_;
+        }
+    }
+
+    Status try_claim(Claim& c) noexcept;
+    Status try_acquire(Claim& c) noexcept;
+    Status attempt_acquire(Claim& c) noexcept;
+    Status corrupt() noexcept {
+        mark_lost();
+        return Status::peer_lost;
+    }
+    Status after_fast_failure(Status status, const Segment* peers) noexcept {
+        if ((status != Status::full && status != Status::empty) || peers == nullptr) {
+            return status;
+        }
+        return ring_watch_due(control_->next_watch_ns) && watch(peers) ? Status::peer_lost : status;
+    }
+    template <typename Attempt>
+    Status wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
+                Status busy, const Segment* peers, Attempt attempt) noexcept;
+
+    // The notifier's half of the Dekker pair: its counter store (seq_cst) came first.
+    static void wake_parked(std::uint32_t& parked, std::uint32_t& event) noexcept {
+        if (ring_ref(parked).load(std::memory_order_seq_cst) != 0 &&
+            ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
+            bump_and_wake(event);
+        }
+    }
+    static void bump_and_wake(std::uint32_t& event) noexcept {
+        ring_ref(event).fetch_add(1, std::memory_order_acq_rel);
+        ferry::detail::futex_wake(&event, INT_MAX, ferry::detail::FutexScope::shared);
+    }
+    void raise(std::uint32_t bit) noexcept {
+        ring_ref(control_->state).fetch_or(bit, std::memory_order_seq_cst);
+        bump_and_wake(control_->items_word);
+        bump_and_wake(control_->slots_word);
+    }
+
+    SpscControl* control_ = nullptr; // in shared memory
+    std::byte* cells_ = nullptr;     // in shared memory, capacity_ * stride_ bytes (checked)
+    std::uint32_t capacity_ = 0;     // private geometry, compared with the ring's at attach
+    std::uint32_t cell_bytes_ = 0;
+    std::size_t stride_ = 0;
+    std::byte* cells_end_ = nullptr;
+    Side sender_;
+    std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
+    Side receiver_;
+};
+
+inline SpscSharedRing SpscSharedRing::create(std::span<std::byte> memory, std::size_t capacity,
+                                             std::size_t cell_bytes, RingPolicy policy) noexcept {
+    const std::size_t need = bytes_for(capacity, cell_bytes);
+    if (policy != RingPolicy::spsc || need == 0 || memory.size() < need ||
+        !ring_aligned(memory.data())) {
+        return {};
+    }
+    auto* control = ::new (memory.data()) SpscControl{};
+    write_ring_geometry(&control->geometry, k_spsc_ring_magic, k_spsc_ring_format, policy, capacity,
+                        cell_bytes, stride_for(cell_bytes));
+    ring_ref(control->geometry.ready).store(1, std::memory_order_release);
+    return SpscSharedRing(control, capacity, cell_bytes);
+}
+
+inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::size_t capacity,
+                                             std::size_t cell_bytes, RingPolicy policy,
+                                             std::string* why) {
+    const char* problem = nullptr;
+    const std::size_t need = bytes_for(capacity, cell_bytes);
+    if (need == 0 || memory.size() < need || !ring_aligned(memory.data())) {
+        problem = "the segment is too small for a ring of this geometry";
+    } else {
+        auto* control = std::launder(reinterpret_cast<SpscControl*>(memory.data()));
+        if (ring_ref(control->geometry.ready).load(std::memory_order_acquire) != 1) {
+            return {}; // not constructed yet: `why` stays empty
+        }
+        problem = ring_geometry_mismatch(control, k_spsc_ring_magic, k_spsc_ring_format, policy,
+                                         capacity, cell_bytes, stride_for(cell_bytes));
+        if (problem == nullptr) {
+            return SpscSharedRing(control, capacity, cell_bytes);
+        }
+    }
+    if (why != nullptr) {
+        *why = problem;
+    }
+    return {};
+}
+
+inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
+    if (const std::uint32_t state = load_state(); state != 0) {
+        return (state & k_lost) != 0 ? Status::peer_lost : Status::stopped;
+    }
+    const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
+    if (tail - sender_.other >= capacity_) { // full by the copy (or a copy from another lap)
+        const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_seq_cst);
+        if (tail - head > capacity_) {
+            return corrupt(); // more published than released plus capacity, or tail < head
+        }
+        sender_.other = head;
+        if (tail - head == capacity_) {
+            return Status::full;
+        }
+    }
+    c = Claim{tail, cell_for(sender_, tail)};
+    return Status::ok;
+}
+
+inline Status SpscSharedRing::try_acquire(Claim& c) noexcept {
+    const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
+    const std::uint64_t ready = receiver_.other - head;
+    if (ready == 0 || ready > capacity_) { // empty by the copy (or a stale copy)
+        const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_seq_cst);
+        if (tail - head > capacity_) {
+            return corrupt();
+        }
+        receiver_.other = tail;
+        if (tail == head) {
+            return Status::empty;
+        }
+    }
+    c = Claim{head, cell_for(receiver_, head)};
+    return Status::ok;
+}
+
+inline Status SpscSharedRing::attempt_acquire(Claim& c) noexcept {
+    if (lost()) {
+        return Status::peer_lost;
+    }
+    if (const Status s = try_acquire(c); s != Status::empty || !stopped()) {
+        return s;
+    }
+    // Stopped: once more, so a cell published before stop() but after the first try is still
+    // delivered; then stopped.
+    const Status again = try_acquire(c);
+    return again == Status::empty ? Status::stopped : again;
+}
+
+// Spin, then park in slices on `event` until attempt() answers other than `busy`, the deadline
+// passes or a peer is found dead. attempt() runs after every wake before the deadline is looked
+// at, so a wake is never dropped by a waiter timing out.
+template <typename Attempt>
+Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
+                            Status busy, const Segment* peers, Attempt attempt) noexcept {
+    constexpr unsigned k_spins = 256;
+    for (unsigned i = 0; i < k_spins; ++i) {
+        ferry::detail::cpu_relax();
+        if (const Status s = attempt(); s != busy) {
+            return s;
+        }
+    }
+    const ParkedCount counted(control_->blocked);
+    auto next_watch = clock::now() + k_watch_slice;
+    for (;;) {
+        const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);
+        ring_ref(parked).store(1, std::memory_order_seq_cst); // the waiter's half of the pair
+        if (const Status s = attempt(); s != busy) {
+            return s;
+        }
+        const auto now = clock::now();
+        if (now >= deadline) { // max(): never
+            return Status::timed_out;
+        }
+        if (now >= next_watch) {
+            if (watch(peers)) {
+                return Status::peer_lost;
+            }
+            next_watch = now + k_watch_slice;
+        }
+        const auto wake_at = peers == nullptr ? deadline : std::min(deadline, next_watch);
+        ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
+    }
+}
+
+// The ring of an ipc::Channel of this policy.
+template <bool MultiProducer>
+using ring_for = std::conditional_t<MultiProducer, SharedRing, SpscSharedRing>;
+
+} // namespace ferry::ipc::detail
