@@ -12,6 +12,7 @@
 #include <ferry/core/contract.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -117,8 +118,9 @@ private:
 // ---- lifecycle helpers shared by the handles (docs/core.md, One lifecycle) --------------------
 
 // Calls `attempt(left)` — an open given the time left — until it answers anything but not_found
-// or `wait` has passed (then the last not_found). Looks again after 1 ms, backing off to 20 ms:
-// a name that appears is seen within about 20 ms.
+// or `wait` has passed: then not_found, also when the last attempt, given only what was left,
+// timed out (the name was still missing when last seen). Looks again after 1 ms, backing off to
+// 20 ms: a name that appears is seen within about 20 ms.
 template <typename Attempt>
 [[nodiscard]] auto retry_while_not_found(std::chrono::milliseconds wait, Attempt attempt)
     -> decltype(attempt(wait)) {
@@ -129,13 +131,19 @@ template <typename Attempt>
                               ? clock::time_point::max() // saturated: as good as forever
                               : now + wait;
     auto pause = std::chrono::milliseconds(1);
+    std::optional<decltype(attempt(wait))> missing;
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
             std::max(deadline - clock::now(), clock::duration::zero()));
         auto answer = attempt(left);
-        if (answer.status() != Status::not_found || clock::now() >= deadline) {
+        const bool over = clock::now() >= deadline;
+        if (missing && over && answer.status() == Status::timed_out) {
+            return std::move(*missing);
+        }
+        if (answer.status() != Status::not_found || over) {
             return answer;
         }
+        missing.emplace(std::move(answer));
         std::this_thread::sleep_for(std::min(pause, left));
         pause = std::min(pause * 2, std::chrono::milliseconds(20));
     }
