@@ -6,7 +6,8 @@ Usage: afd_nodes.py AFD_NODE [--sessions A] [--ranks F] [--steps N] [--kill ffn|
 Without --kill: runs `AFD_NODE --role reference` (the same roles as threads in one process),
 then starts F FFN ranks with `--listen 127.0.0.1:0`, reads each one's "listening HOST:PORT" line
 (the real port), starts A attention nodes connected to all of them, and checks that every node
-exits 0 with a report identical (digest, errors, rows) to the reference's.
+exits 0 with a report identical (digest, errors, rows) to the reference's, and that none of
+them logged a lost peer: a run that ends well closes its connections, it loses none.
 
 With --kill ffn (or attention): one FFN rank and one attention node; the victim is told
 `--hold-after 3` and says "holding" when it stops; the script then kills it with SIGKILL and
@@ -20,6 +21,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 LIMIT_S = 60  # a whole run
@@ -29,14 +31,16 @@ PEER_LOST = 4
 
 class Job:
     def __init__(self, exe: str, common: list[str]):
-        self.exe, self.common, self.procs = exe, common, []
+        self.exe, self.common, self.procs, self.errs = exe, common, [], []
         self.deadline = time.monotonic() + LIMIT_S
 
     def start(self, args: list[str]) -> subprocess.Popen:
         # Unbuffered: a line read must not leave the next one in a buffer select() cannot see.
+        err = tempfile.TemporaryFile()  # a file: a chatty process never blocks on a full pipe
         p = subprocess.Popen([self.exe, *args, *self.common], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, bufsize=0)
+                             stdout=subprocess.PIPE, stderr=err, bufsize=0)
         self.procs.append(p)
+        self.errs.append(err)
         return p
 
     def line(self, p: subprocess.Popen) -> str:
@@ -53,6 +57,14 @@ class Job:
             return p.wait(timeout=max(0.0, left))
         except subprocess.TimeoutExpired:
             return None
+
+    def stderr_lines(self) -> list[str]:
+        """What every process started so far wrote to stderr, line by line."""
+        lines = []
+        for err in self.errs:
+            err.seek(0)
+            lines += err.read().decode(errors="replace").splitlines()
+        return lines
 
     def kill_all(self):
         for p in self.procs:
@@ -101,6 +113,11 @@ def run_pipeline(job: Job, sessions: int, ranks: int) -> bool:
         print(f"  {who:10} digest {got[0]:>20} rows {got[-1]:>5} (reference "
               f"{expected.get(who, ('?',))[0]}) exit {status} -> {'identical' if same else 'DIFFERENT'}")
         ok = ok and same
+    for line in job.stderr_lines():
+        print(f"  stderr: {line}")
+        if "lost peer" in line:
+            print("  a node reported a lost peer in a run that ended well")
+            ok = False
     return ok
 
 

@@ -50,7 +50,8 @@ int parent() {
     auto in =
         node ? net::ChannelReceiver<Greeting, 4>::create(*node, "hello") : ferry::Status::failure;
     if (!in) {
-        std::printf("parent: cannot start the node or the channel (the reason is logged)\n");
+        std::printf("parent: cannot start the node or the channel: %s\n",
+                    in.error().message.c_str());
         return 1;
     }
     const std::string address = node->address();

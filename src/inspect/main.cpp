@@ -1,10 +1,13 @@
 // ferry-inspect: the ferry segments of this user in /dev/shm — what they are, who uses them,
 // which are stale — and removal of the stale ones (docs/processes.md, Inspecting segments).
 //
-//   ferry-inspect [list] [--json]     every ferry.* segment, one line (or object) each
-//   ferry-inspect show NAME [--json]  every header field of /dev/shm/ferry.NAME
+//   ferry-inspect [list] [--json]     every ferry segment of every name domain, one line (or
+//                                     object) each, with its domain (FERRY_NAMESPACE)
+//   ferry-inspect show NAME [--json]  every header field of one segment
 //   ferry-inspect gc [NAME...] [--json]  removes the stale segments (only these, when named),
 //                                     through the library's reclaim
+//
+// A NAME is in this process's FERRY_NAMESPACE, or DOMAIN/NAME for another domain's.
 //
 // Read-only except gc. Exit status: 0 done, 1 show found no trustworthy segment or gc could not
 // remove a stale one, 2 bad arguments or no boot id.
@@ -32,14 +35,15 @@ const char* const k_usage = "usage: ferry-inspect [list | show NAME | gc [NAME..
 
 std::vector<SegmentReport> read_all(const d::BootId& boot) {
     std::vector<SegmentReport> reports;
-    for (const auto& name : ferry::inspect::segment_names()) {
-        reports.push_back(ferry::inspect::read_segment(name, boot));
+    for (const auto& id : ferry::inspect::segment_names()) {
+        reports.push_back(ferry::inspect::read_segment(id, boot));
     }
     return reports;
 }
 
-int show(const std::string& name, const d::BootId& boot, bool json) {
-    const SegmentReport r = ferry::inspect::read_segment(name, boot);
+int show(std::string_view name, const d::BootId& boot, bool json) {
+    const SegmentReport r =
+        ferry::inspect::read_segment(ferry::inspect::parse_segment_id(name), boot);
     const std::string text =
         json ? ferry::inspect::to_json(r) + "\n" : ferry::inspect::show_text(r);
     std::fputs(text.c_str(), stdout);
@@ -53,15 +57,17 @@ int gc(const d::BootId& boot, const std::vector<std::string_view>& only, bool js
     int status = 0;
     for (const auto& r : read_all(boot)) {
         const bool foreign = !r.problem.empty() && !r.header && r.kind != "no header";
-        const bool chosen =
-            only.empty() || std::find(only.begin(), only.end(), r.name) != only.end();
+        const bool chosen = only.empty() || std::any_of(only.begin(), only.end(), [&](auto n) {
+                                const auto id = ferry::inspect::parse_segment_id(n);
+                                return id.domain == r.domain && id.name == r.name;
+                            });
         if (!r.stale || foreign || !chosen) {
             continue;
         }
-        const std::string shm = std::string(d::k_shm_prefix) + r.name;
+        const std::string shm = d::shm_name_in(r.domain, r.name);
         const auto error =
             d::reclaim_if_stale(shm, boot, d::Clock::now() + ferry::ipc::k_default_wait);
-        const std::string name = ferry::inspect::json_string(r.name);
+        const std::string name = ferry::inspect::json_string(ferry::inspect::qualified_name(r));
         if (!error) {
             removed += (removed.empty() ? "" : ", ") + name;
         } else {
@@ -97,7 +103,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (args.size() == 2 && args[0] == "show") {
-        return show(std::string(args[1]), *boot, json);
+        return show(args[1], *boot, json);
     }
     if (!args.empty() && args[0] == "gc") {
         return gc(*boot, {args.begin() + 1, args.end()}, json);

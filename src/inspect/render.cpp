@@ -134,6 +134,7 @@ std::string json_string(const std::string& text) {
 
 std::string to_json(const SegmentReport& r) {
     std::string out = "{";
+    field(out, "namespace", r.domain, true);
     field(out, "name", r.name, true);
     field(out, "kind", r.kind.empty() ? "unreadable" : r.kind, true);
     field(out, "stale", boolean(r.stale));
@@ -160,8 +161,9 @@ std::string list_text(const std::vector<SegmentReport>& reports) {
     std::string out;
     for (const auto& r : reports) {
         const std::string quoted = json_string(r.name); // escaped: the name may be anything
-        out +=
-            quoted.substr(1, quoted.size() - 2) + "  " + (r.kind.empty() ? "unreadable" : r.kind);
+        out += (r.domain.empty() ? std::string("-") : r.domain) + "  " +
+               quoted.substr(1, quoted.size() - 2) + "  " +
+               (r.kind.empty() ? "unreadable" : r.kind);
         if (!r.problem.empty()) {
             out +=
                 "  " + std::string(r.stale ? "stale, " : "") + "not trusted: " + r.problem + "\n";
@@ -174,7 +176,8 @@ std::string list_text(const std::vector<SegmentReport>& reports) {
 
 std::string show_text(const SegmentReport& r) {
     std::string out =
-        "name: " + json_string(r.name) + "\nkind: " + (r.kind.empty() ? "unreadable" : r.kind) +
+        "namespace: " + (r.domain.empty() ? std::string("-") : r.domain) +
+        "\nname: " + json_string(r.name) + "\nkind: " + (r.kind.empty() ? "unreadable" : r.kind) +
         "\nfile bytes: " + std::to_string(r.file_bytes) + "\nstate: " + state_text(r) + "\n";
     if (!r.problem.empty()) {
         out += "not trusted: " + r.problem + "\n";

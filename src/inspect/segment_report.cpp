@@ -194,10 +194,12 @@ void read_payload(int fd, const d::SegmentHeader& h, SegmentReport& r) {
 
 } // namespace
 
-SegmentReport read_segment(const std::string& name, const d::BootId& boot) {
+SegmentReport read_segment(const SegmentId& id, const d::BootId& boot) {
     SegmentReport r;
-    r.name = name;
-    const std::string shm = std::string(d::k_shm_prefix) + name;
+    r.domain = id.domain;
+    r.name = id.name;
+    const std::string& name = id.name;
+    const std::string shm = d::shm_name_in(id.domain, id.name);
     const int raw = ::shm_open(shm.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
     if (raw < 0) {
         r.problem = "ipc: cannot open " + shm + ": " + std::strerror(errno);
@@ -232,18 +234,37 @@ SegmentReport read_segment(const std::string& name, const d::BootId& boot) {
     return r;
 }
 
-std::vector<std::string> segment_names() {
-    std::vector<std::string> names;
+std::vector<SegmentId> segment_names() {
+    std::vector<SegmentId> ids;
     std::error_code error;
-    const std::string_view prefix = d::k_shm_prefix.substr(1); // "ferry."
+    const std::string_view plain = d::k_shm_prefix.substr(1);           // "ferry."
+    const std::string_view domained = d::k_shm_domain_prefix.substr(1); // "ferry@"
     for (const auto& entry : std::filesystem::directory_iterator(d::k_shm_directory, error)) {
         const std::string file = entry.path().filename().string();
-        if (file.starts_with(prefix) && file.size() > prefix.size()) {
-            names.push_back(file.substr(prefix.size()));
+        if (file.starts_with(plain) && file.size() > plain.size()) {
+            ids.push_back({{}, file.substr(plain.size())});
+        } else if (file.starts_with(domained)) {
+            const auto dot = file.find('.', domained.size());
+            if (dot != std::string::npos && dot > domained.size() && dot + 1 < file.size()) {
+                ids.push_back(
+                    {file.substr(domained.size(), dot - domained.size()), file.substr(dot + 1)});
+            }
         }
     }
-    std::sort(names.begin(), names.end());
-    return names;
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::string qualified_name(const SegmentReport& r) {
+    return r.domain.empty() ? r.name : r.domain + "/" + r.name;
+}
+
+SegmentId parse_segment_id(std::string_view text) {
+    const auto slash = text.find('/');
+    if (slash == std::string_view::npos) {
+        return {std::string(d::name_domain()), std::string(text)};
+    }
+    return {std::string(text.substr(0, slash)), std::string(text.substr(slash + 1))};
 }
 
 } // namespace ferry::inspect

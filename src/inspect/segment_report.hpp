@@ -48,8 +48,18 @@ struct HeaderFields {
     bool same_boot = false;
 };
 
+// Where a segment lives: its name domain (FERRY_NAMESPACE; empty for the default one) and its
+// name within it (docs/processes.md, Name domains).
+struct SegmentId {
+    std::string domain;
+    std::string name;
+    bool operator==(const SegmentId&) const = default;
+    auto operator<=>(const SegmentId&) const = default;
+};
+
 struct SegmentReport {
-    std::string name;    // after "ferry." (as found; a foreign file's name may be anything)
+    std::string domain;  // the name domain; empty for the default one
+    std::string name;    // after "ferry." or "ferry@<domain>." (a foreign file's may be anything)
     std::string kind;    // "typed channel", "message channel", "TDT shared channel", "window", ...
     std::string problem; // empty when every check passed; otherwise why the file is not trusted
     std::uint64_t file_bytes = 0;
@@ -61,10 +71,17 @@ struct SegmentReport {
     bool stale = false; // no live participant: gc may remove it (the library decides again)
 };
 
-// The report for /dev/shm/ferry.<name>; `boot` is this boot's id.
-SegmentReport read_segment(const std::string& name, const ipc::detail::BootId& boot);
+// The report for the segment `id` (/dev/shm/ferry.<name> or ferry@<domain>.<name>); `boot` is
+// this boot's id.
+SegmentReport read_segment(const SegmentId& id, const ipc::detail::BootId& boot);
 
-// The names (after "ferry.") of every ferry.* file in /dev/shm, sorted.
-std::vector<std::string> segment_names();
+// Every ferry segment file in /dev/shm, of every name domain, sorted.
+std::vector<SegmentId> segment_names();
+
+// "NAME" for the default domain's, "DOMAIN/NAME" for another's: how the tool shows `r`.
+std::string qualified_name(const SegmentReport& r);
+
+// "NAME" (in this process's FERRY_NAMESPACE) or "DOMAIN/NAME" (a name never holds '/').
+SegmentId parse_segment_id(std::string_view text);
 
 } // namespace ferry::inspect

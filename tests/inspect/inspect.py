@@ -12,6 +12,9 @@ Usage: inspect.py FERRY_INSPECT INSPECT_HELPER
 4. `gc NAMES --json` (only this test's names: /dev/shm is shared with other tests) removes the
    stale one and nothing else; the live one and the foreign file are still there.
 5. The live helper closes its channel and exits 0, which removes the name.
+6. Name domains: a helper run with FERRY_NAMESPACE makes /dev/shm/ferry@<domain>.<name>; `list`
+   shows it under its domain (and the default domain's segments under ""), `show DOMAIN/NAME`
+   reads it.
 """
 import json
 import os
@@ -27,16 +30,20 @@ def inspect(tool, *args):
     return run.returncode, run.stdout, run.stderr
 
 
-def start_holder(helper, name):
+def start_holder(helper, name, domain=None):
+    env = dict(os.environ)
+    env.pop("FERRY_NAMESPACE", None)
+    if domain:
+        env["FERRY_NAMESPACE"] = domain
     child = subprocess.Popen([helper, name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
+                             text=True, env=env)
     line = child.stdout.readline().strip()
     assert line == "ready", f"helper for {name} said {line!r}"
     return child
 
 
-def by_name(reports, name):
-    found = [r for r in reports if r["name"] == name]
+def by_name(reports, name, domain=""):
+    found = [r for r in reports if r["name"] == name and r["namespace"] == domain]
     assert len(found) == 1, f"{name} listed {len(found)} times"
     return found[0]
 
@@ -62,6 +69,26 @@ def check_show(tool, stale, victim):
     h = json.loads(out)["header"]
     assert h["creator_pid"] == victim.pid and h["layout_name"] == "ferry.ipc.channel", h
     assert h["ready"] == "ready" and h["same_boot"] and h["payload_offset"] == 4096, h
+
+
+def check_domain(tool, helper, name):
+    domain = f"job-{os.getpid()}"
+    holder = start_holder(helper, name, domain)
+    try:
+        assert os.path.exists(os.path.join(SHM, f"ferry@{domain}.{name}")), "not in its domain"
+        assert not os.path.exists(os.path.join(SHM, "ferry." + name)), "in the default domain"
+        status, out, err = inspect(tool, "list", "--json")
+        assert status == 0, f"list exited {status}: {err}"
+        r = by_name(json.loads(out), name, domain)
+        assert r["kind"] == "typed channel" and r["problem"] is None, r
+        status, out, err = inspect(tool, "list")
+        assert any(line.split()[:2] == [domain, name] for line in out.splitlines()), out
+        status, out, err = inspect(tool, "show", f"{domain}/{name}", "--json")
+        assert status == 0 and json.loads(out)["namespace"] == domain, f"{status} {out} {err}"
+    finally:
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0, "the helper in a domain failed"
+    assert not os.path.exists(os.path.join(SHM, f"ferry@{domain}.{name}")), "left behind"
 
 
 def main() -> int:
@@ -93,6 +120,7 @@ def main() -> int:
             os.unlink(os.path.join(SHM, "ferry." + stale))
     assert holder_status == 0, f"the live helper exited {holder_status}"
     assert not os.path.exists(os.path.join(SHM, "ferry." + live)), "live one left behind"
+    check_domain(tool, helper, base + "-domain")
     print("ferry-inspect: live, stale and foreign segments reported; gc removed the stale one")
     return 0
 

@@ -150,7 +150,7 @@ TEST_CASE("the owner's registration makes the registry resolver accept the windo
     REQUIRE(peer.has_value());
     CHECK(peer->register_in(registry) ==
           Status::invalid_param); // only the owner's memory is its own
-    own->close();
+    REQUIRE(own->close());
     CHECK(registry.size() == 0);
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("the owner's runtime registration makes the runtime's resolver accept 
     // before anything is read through them.
     alignas(8) std::array<std::byte, ferry::afd::k_context_size> copy{};
     std::memcpy(copy.data(), own->data().data(), copy.size());
-    own->close();
+    REQUIRE(own->close());
     CHECK(rt.registry().size() == 0); // the record went with the window
     const auto closed = scheduler.schedule_once(copy.data(), 2, 0, ferry::no_wait);
     CHECK(closed.status == ferry::afd::KernelStatus::param_invalid);

@@ -6,7 +6,11 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <ferry/runtime/profiler.hpp>
+#include <map>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 using ferry::Status;
@@ -240,6 +244,61 @@ TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shar
     CHECK(raw->ring.acquire(claim, Clock::now() + 5s, true, nullptr) == Status::stopped);
     CHECK(ms_since(child.read_line()) < 1000);
     CHECK(child.wait_exit() == 0);
+}
+
+TEST_CASE("ipc channel: open_or_create creates once and then opens; await_open waits for the name",
+          "[ipc]") {
+    const auto name = unique_name("lifecycle");
+    auto first = Small::open_or_create(name); // no such name: creates
+    REQUIRE(first);
+    auto second = Small::open_or_create(name); // now it exists: opens the same channel
+    REQUIRE(second);
+    REQUIRE(first->try_send(make_message(7, 1)) == Status::ok);
+    const auto got = second->try_receive();
+    REQUIRE(got);
+    CHECK(got->sequence == 7);
+
+    const auto later = unique_name("later");
+    const auto began = Clock::now();
+    const auto never = Small::await_open(later, 50ms);
+    CHECK(never.status() == Status::not_found);
+    CHECK(Clock::now() - began >= 50ms);
+    std::optional<ferry::Expected<Small>> awaited;
+    std::thread waiter([&] { awaited.emplace(Small::await_open(later, k_bound)); });
+    auto made = Small::create(later); // before or after the waiter looks: it must find it
+    REQUIRE(made);
+    waiter.join();
+    REQUIRE(awaited->has_value());
+    REQUIRE(made->try_send(make_message(9, 1)) == Status::ok);
+    CHECK((*awaited)->try_receive()->sequence == 9);
+    REQUIRE((*awaited)->close());
+    REQUIRE(made->close());
+    REQUIRE(first->close());
+    REQUIRE(second->close());
+    CHECK(first->close()); // idempotent
+}
+
+TEST_CASE("ipc channel: send, receive and park are traced while the profiler records",
+          "[ipc]") {
+    const auto name = unique_name("traced");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    REQUIRE(channel->try_send(make_message(1, 1)) == Status::ok); // profiler off: not recorded
+    REQUIRE(ferry::profiler().start() == Status::ok);
+    REQUIRE(channel->try_send(make_message(2, 1)) == Status::ok);
+    REQUIRE(channel->try_receive());
+    REQUIRE(channel->try_receive());
+    CHECK(channel->receive_for(5ms).status() == Status::timed_out); // empty: parks, then times out
+    REQUIRE(ferry::profiler().stop() == Status::ok);
+    std::map<std::string, int> seen;
+    for (const auto& e : ferry::profiler().events()) {
+        if (e.category == "channel") {
+            ++seen[e.name];
+        }
+    }
+    CHECK(seen["ipc.send"] == 1);
+    CHECK(seen["ipc.receive"] == 3);
+    CHECK(seen["ipc.park"] == 1);
 }
 
 TEST_CASE("ipc channel: no channel of this run is left in /dev/shm after every process closed",

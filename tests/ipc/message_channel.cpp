@@ -268,11 +268,11 @@ TEST_CASE("message channel geometry: bad values are invalid_param, a mismatch na
         auto ch = MessageChannel<>::create(name, 4, 1024);
         REQUIRE(ch);
         auto other = MessageChannel<>::open(name, 8, 1024);
-        REQUIRE(other.status() == Status::invalid_file);
+        REQUIRE(other.status() == Status::mismatch);
         CHECK_THAT(other.error().message, Contains("ferry.msg.spsc.c4.m1024"));
         CHECK_THAT(other.error().message, Contains("ferry.msg.spsc.c8.m1024"));
-        CHECK(MessageChannel<>::open(name, 4, 2048).status() == Status::invalid_file);
-        CHECK(MessageChannel<ferry::mpmc>::open(name, 4, 1024).status() == Status::invalid_file);
+        CHECK(MessageChannel<>::open(name, 4, 2048).status() == Status::mismatch);
+        CHECK(MessageChannel<ferry::mpmc>::open(name, 4, 1024).status() == Status::mismatch);
         CHECK(MessageChannel<>::create(name, 4, 1024).status() == Status::failure); // in use
         auto same = MessageChannel<>::open(name, 4, 1024);
         REQUIRE(same);
@@ -415,7 +415,7 @@ TEST_CASE("a loan or view outlives its channel object; a closed channel answers 
         REQUIRE(sender);
         auto loan = sender->loan(4);
         REQUIRE(loan);
-        sender->close(); // the loan keeps the segment mapped
+        REQUIRE(sender->close()); // the loan keeps the segment mapped
         CHECK(sender->send(one_u8_item(1)) == Status::uninitialized);
         CHECK(sender->loan(1).status() == Status::uninitialized);
         CHECK(sender->receive(ferry::no_wait).status() == Status::uninitialized);
@@ -429,7 +429,7 @@ TEST_CASE("a loan or view outlives its channel object; a closed channel answers 
 
         auto view = receiver->receive_view(ferry::no_wait);
         REQUIRE(view);
-        receiver->close();
+        REQUIRE(receiver->close());
         REQUIRE(view->bytes().size() == 4);
         CHECK(std::memcmp(view->bytes().data(), "abcd", 4) == 0);
         CHECK_FALSE(view->dataset()); // raw bytes, not a dataset's message

@@ -32,7 +32,7 @@ TEST_CASE("a process whose main thread has exited while another holds the segmen
 
     CHECK_FALSE(segment->lost_participant());
     CHECK(detail::is_alive(holder.pid(), detail::read_process_stat(holder.pid())->start_time));
-    segment->close(); // only the holder is registered now: a create must not reclaim the name
+    REQUIRE(segment->close()); // only the holder is registered now: a create must not reclaim the name
     auto second = Segment::create(name, 4096, k_tag, std::chrono::milliseconds(100));
     REQUIRE(second.status() == Status::failure);
     CHECK_THAT(second.error().message, Contains("in use by pid " + std::to_string(holder.pid())));
@@ -59,8 +59,8 @@ TEST_CASE("a dead registration under this process's own pid is a lost participan
     REQUIRE(detail::claim_slot(view.slot(5), 0, {self->pid, self->start_time + 1}));
     CHECK(segment->lost_participant() == self->pid);
     CHECK(again->lost_participant() == self->pid);
-    again->close();
-    segment->close();
+    REQUIRE(again->close());
+    REQUIRE(segment->close());
     REQUIRE(Segment::unlink(name));
 }
 
@@ -79,9 +79,9 @@ TEST_CASE("a slot naming a pid without that process's start time does not keep t
     std::atomic_ref<std::uint64_t>(view.slot(7).word).store(static_cast<std::uint32_t>(stranger));
     CHECK(segment->lost_participant() == stranger);
 
-    segment->close(); // the forged slot is all that is left: the next create reclaims the name
+    REQUIRE(segment->close()); // the forged slot is all that is left: the next create reclaims the name
     auto restarted = Segment::create(name, 4096, k_tag, std::chrono::milliseconds(100));
     REQUIRE(restarted);
-    restarted->close();
+    REQUIRE(restarted->close());
     REQUIRE(Segment::unlink(name));
 }

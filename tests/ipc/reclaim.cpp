@@ -49,7 +49,7 @@ TEST_CASE("a creator stalled before writing its header keeps its name from anoth
     REQUIRE(seen);
     CHECK(seen->creator_pid() == creator.pid());
     CHECK(inode_of(name) == file);
-    seen->close();
+    REQUIRE(seen->close());
     creator.release();
     REQUIRE(creator.wait_exit() == 0);
     REQUIRE(Segment::unlink(name));
@@ -64,7 +64,7 @@ TEST_CASE("a creator killed before writing its header leaves a name the next cre
     creator.kill(); // its lock goes with it
     auto restarted = Segment::create(name, 4096, k_tag, std::chrono::milliseconds(100));
     REQUIRE(restarted);
-    restarted->close();
+    REQUIRE(restarted->close());
     REQUIRE(Segment::unlink(name));
 }
 
@@ -79,6 +79,6 @@ TEST_CASE("removing a segment leaves a newer segment of the same name alone", "[
     const ino_t newer = inode_of(name);
     REQUIRE(first->close_and_remove_if_last());
     CHECK(inode_of(name) == newer);
-    second->close();
+    REQUIRE(second->close());
     REQUIRE(Segment::unlink(name));
 }

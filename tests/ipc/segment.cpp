@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <ferry/ipc/segment.hpp>
+#include <optional>
 #include <string>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -100,12 +102,12 @@ TEST_CASE("a segment created here is written by another process and seen here", 
     CHECK(std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{171}; }));
     CHECK(participants(name) == 1); // the writer deregistered on close
 
-    segment->close();
+    REQUIRE(segment->close());
     CHECK(segment->payload().empty());
     CHECK(participants(name) == 0);
     REQUIRE(Segment::unlink(name));
     const auto gone = Segment::open(name, k_tag);
-    REQUIRE(gone.status() == Status::invalid_file);
+    REQUIRE(gone.status() == Status::not_found);
     CHECK_THAT(gone.error().message, Contains("no segment"));
     require_no_leftovers(name);
 }
@@ -133,7 +135,7 @@ TEST_CASE("create of a name in use names the live process using it", "[ipc]") {
     REQUIRE(opener.wait_exit() == 0);
     auto again = Segment::create(name, 4096, k_tag); // everyone closed: a restart reclaims it
     REQUIRE(again);
-    again->close();
+    REQUIRE(again->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -152,7 +154,7 @@ TEST_CASE("a segment whose creator was killed is reclaimed by the next create", 
     CHECK(restarted->creator_pid() == ::getpid());
     const auto bytes = restarted->payload(); // a new segment, not the dead one's
     CHECK(std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }));
-    restarted->close();
+    REQUIRE(restarted->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -165,7 +167,7 @@ TEST_CASE("a participant that is a zombie counts as dead", "[ipc]") {
     creator.kill_leaving_zombie(); // its /proc/<pid>/stat remains, with state Z
     auto restarted = Segment::create(name, 4096, k_tag);
     REQUIRE(restarted);
-    restarted->close();
+    REQUIRE(restarted->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -182,7 +184,7 @@ TEST_CASE("lost_participant names a participant that died, not one that closed",
     CHECK_FALSE(segment->lost_participant()); // alive, or closed
     holder.kill_leaving_zombie();
     CHECK(segment->lost_participant() == holder.pid());
-    segment->close();
+    REQUIRE(segment->close());
     CHECK_FALSE(segment->lost_participant()); // closed: nothing to watch
     REQUIRE(Segment::unlink(name));
 }
@@ -217,7 +219,7 @@ TEST_CASE("a file whose creator never wrote its header is reclaimed after the wa
             Status::timed_out);
     auto restarted = Segment::create(name, 4096, k_tag, std::chrono::milliseconds(50));
     REQUIRE(restarted);
-    restarted->close();
+    REQUIRE(restarted->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -236,8 +238,8 @@ TEST_CASE("a segment from another boot is refused by open and reclaimed by creat
     // This process is still registered in it, but registrations of another boot are all dead.
     auto fresh = Segment::create(name, 4096, k_tag);
     REQUIRE(fresh);
-    old->close();
-    fresh->close();
+    REQUIRE(old->close());
+    REQUIRE(fresh->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -250,11 +252,11 @@ TEST_CASE("a layout or header format from another build is refused", "[ipc]") {
 
     const auto newer = ferry::ipc::layout_tag_of<std::uint64_t>("ferry.test", 2);
     auto refused = Segment::open(name, newer);
-    REQUIRE(refused.status() == Status::invalid_file);
+    REQUIRE(refused.status() == Status::mismatch);
     CHECK_THAT(refused.error().message, Contains("'ferry.test' v1") && Contains("'ferry.test' v2"));
 
     const auto resized = ferry::ipc::layout_tag_of<std::uint32_t>("ferry.test", 1); // same version
-    REQUIRE(Segment::open(name, resized).status() == Status::invalid_file);
+    REQUIRE(Segment::open(name, resized).status() == Status::mismatch);
     REQUIRE(Segment::open(name, k_tag)); // the right tag still opens it
 
     const std::uint32_t future_format = 99;
@@ -263,7 +265,7 @@ TEST_CASE("a layout or header format from another build is refused", "[ipc]") {
     refused = Segment::open(name, k_tag);
     REQUIRE(refused.status() == Status::invalid_file);
     CHECK_THAT(refused.error().message, Contains("header format 99"));
-    segment->close(); // nobody alive, but an unreadable header is not reclaimed: it is reported
+    REQUIRE(segment->close()); // nobody alive, but an unreadable header is not reclaimed: it is reported
     const auto taken = Segment::create(name, 4096, k_tag);
     REQUIRE(taken.status() == Status::invalid_file);
     CHECK_THAT(taken.error().message, Contains("not reclaiming"));
@@ -288,7 +290,7 @@ TEST_CASE("a header whose sizes disagree with each other or with the file is ref
     REQUIRE(refused.status() == Status::invalid_file);
     CHECK_THAT(refused.error().message, Contains("shorter than its header says"));
     CHECK(segment->payload().size() == 4096); // this process's view was fixed at create
-    segment->close();
+    REQUIRE(segment->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -321,8 +323,8 @@ TEST_CASE("a header rewritten after open checked it does not move the payload", 
     REQUIRE(opened);
     CHECK(opened->payload().size() == 8192);
     CHECK(opened->payload().data() != nullptr);
-    opened->close();
-    segment->close();
+    REQUIRE(opened->close());
+    REQUIRE(segment->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
 }
@@ -403,7 +405,7 @@ TEST_CASE("invalid names and layout tags are refused and create nothing", "[ipc]
     const Scrub scrub_longest{longest};
     auto segment = Segment::create(longest, 64, k_tag);
     REQUIRE(segment);
-    segment->close();
+    REQUIRE(segment->close());
     REQUIRE(Segment::unlink(longest));
     require_no_leftovers(name);
     require_no_leftovers(longest);
@@ -458,9 +460,68 @@ TEST_CASE("many processes open and close one segment at once", "[ipc]") {
     CHECK(std::all_of(bytes.begin(), bytes.begin() + 16,
                       [](std::byte b) { return b == std::byte{1}; }));
     CHECK(participants(name) == 1);
-    segment->close();
+    REQUIRE(segment->close());
     REQUIRE(Segment::unlink(name));
     require_no_leftovers(name);
+}
+
+// Sets FERRY_NAMESPACE for one scope (empty: unset), restoring it after.
+class NameDomain {
+public:
+    explicit NameDomain(const char* domain) {
+        if (const char* was = std::getenv("FERRY_NAMESPACE")) {
+            saved_ = was;
+        }
+        set(domain);
+    }
+    NameDomain(const NameDomain&) = delete;
+    NameDomain& operator=(const NameDomain&) = delete;
+    ~NameDomain() { set(saved_ ? saved_->c_str() : nullptr); }
+    static void set(const char* domain) {
+        REQUIRE((domain != nullptr ? ::setenv("FERRY_NAMESPACE", domain, 1)
+                                   : ::unsetenv("FERRY_NAMESPACE")) == 0);
+    }
+
+private:
+    std::optional<std::string> saved_;
+};
+
+TEST_CASE("FERRY_NAMESPACE gives each job its own names", "[ipc]") {
+    const auto name = unique_name("domain");
+    const std::string job_a = "job-a-" + std::to_string(::getpid());
+    const std::string job_b = "job-b-" + std::to_string(::getpid());
+    std::optional<Segment> in_a, in_b;
+    {
+        const NameDomain domain(job_a.c_str());
+        auto made = Segment::create(name, 64, k_tag);
+        REQUIRE(made);
+        CHECK(made->shm_name() == "/ferry@" + job_a + "." + name);
+        in_a.emplace(std::move(*made));
+    }
+    {
+        const NameDomain domain(job_b.c_str());
+        auto made = Segment::create(name, 64, k_tag); // the same name: no collision
+        REQUIRE(made);
+        in_b.emplace(std::move(*made));
+        in_b->payload()[0] = std::byte{0xb};
+        auto seen = Segment::open(name, k_tag);
+        REQUIRE(seen);
+        CHECK(seen->payload()[0] == std::byte{0xb}); // b's own segment, not a's
+    }
+    CHECK(in_a->payload()[0] == std::byte{0});
+    CHECK_FALSE(exists(name)); // nothing in the default domain
+    CHECK(Segment::open(name, k_tag).status() == Status::not_found);
+    {
+        const NameDomain domain("bad.domain");
+        const auto refused = Segment::create(name, 64, k_tag);
+        REQUIRE(refused.status() == Status::invalid_param);
+        CHECK_THAT(refused.error().message, Contains("FERRY_NAMESPACE"));
+    }
+    // Removal follows the name a segment was made under, whatever the variable says now.
+    REQUIRE(in_a->close_and_remove_if_last());
+    REQUIRE(in_b->close_and_remove_if_last());
+    CHECK(::access(("/dev/shm/ferry@" + job_a + "." + name).c_str(), F_OK) != 0);
+    CHECK(::access(("/dev/shm/ferry@" + job_b + "." + name).c_str(), F_OK) != 0);
 }
 
 // Last in the file, so it runs last: every test above removed what it made.

@@ -38,7 +38,7 @@ int hold(Segment& segment) {
     char c = 0;
     while (::read(STDIN_FILENO, &c, 1) > 0) {
     }
-    segment.close();
+    static_cast<void>(segment.close());
     return 0;
 }
 

@@ -31,9 +31,9 @@ TEST_CASE("a window whose owner was killed is removed by its last peer's close",
     auto second = SharedWindow::open(name);
     REQUIRE(second);
     owner.kill(); // SIGKILL: the owner's close never runs
-    peer->close();
+    REQUIRE(peer->close());
     CHECK(exists(name)); // `second` still uses it
-    second->close();
+    REQUIRE(second->close());
     CHECK_FALSE(exists(name));
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("a window name left by killed processes is reclaimed by the next creat
     REQUIRE(exists(name));
     auto again = SharedWindow::create(name, 4096);
     REQUIRE(again);
-    again->close();
+    REQUIRE(again->close());
     CHECK_FALSE(exists(name));
 }
 
@@ -61,8 +61,8 @@ TEST_CASE("an owner's close leaves a newer window of the same name alone", "[ipc
     REQUIRE(ferry::ipc::Segment::unlink(first->name()));
     auto second = SharedWindow::create(name, 4096);
     REQUIRE(second);
-    first->close();
+    REQUIRE(first->close());
     CHECK(exists(name));
-    second->close();
+    REQUIRE(second->close());
     CHECK_FALSE(exists(name));
 }

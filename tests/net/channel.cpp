@@ -7,7 +7,10 @@
 #include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <ferry/runtime/profiler.hpp>
+#include <map>
 #include <string>
+#include <optional>
 #include <thread>
 
 using ferry::Status;
@@ -253,12 +256,15 @@ TEST_CASE("net channel: an open the receiver cannot take is refused with a clear
           "[net]") {
     Served served("served");
     using Wide = ferry::net::ChannelSender<std::array<std::uint64_t, 5>>;
-    CHECK(net_test::Sender::open(*served.node, served.peer, "no-such").status() ==
-          Status::invalid_file);
-    CHECK(Wide::open(*served.node, served.peer, "served").status() ==
-          Status::unsupported_data_type);
+    const auto missing = net_test::Sender::open(*served.node, served.peer, "no-such");
+    CHECK(missing.status() == Status::not_found);
+    CHECK_THAT(missing.error().message,
+               Catch::Contains("'no-such'") && Catch::Contains("no receiver serves"));
+    const auto wide = Wide::open(*served.node, served.peer, "served");
+    CHECK(wide.status() == Status::mismatch);
+    CHECK_THAT(wide.error().message, Catch::Contains("another kind or size"));
     CHECK(ferry::net::MessageSender::open(*served.node, served.peer, "served").status() ==
-          Status::unsupported_data_type);
+          Status::mismatch);
     CHECK(net_test::Sender::open(*served.node, served.peer, "").status() == Status::invalid_param);
     CHECK(net_test::Sender::open(*served.node, 4242, "served").status() == Status::peer_lost);
     // The connection survived the refusals, and the channel took no sender: a good open gets
@@ -279,7 +285,7 @@ TEST_CASE("net channel: a second receiver under the same name on one node is ref
     CHECK(net_test::SmallReceiver::create(*node, "twice").status() == Status::repeat_initialize);
     CHECK(ferry::net::MessageReceiver::create(*node, "twice", 4, 64).status() ==
           Status::repeat_initialize);
-    first->close();
+    REQUIRE(first->close());
     CHECK(net_test::SmallReceiver::create(*node, "twice")); // the name is free again
 }
 
@@ -353,3 +359,29 @@ TEST_CASE("net channel: a peer forging sender ids cannot grow the receiver's tab
                                               ": ferry.net.channel: too many senders"));
 }
 
+
+TEST_CASE("net channel: await_open waits for the name; connect, send and a lost peer are traced",
+          "[net]") {
+    REQUIRE(ferry::profiler().start() == Status::ok);
+    std::optional<Served> served;
+    served.emplace("traced"); // connects while the profiler records
+    const auto began = Clock::now();
+    const auto never =
+        net_test::Sender::await_open(*served->node, served->peer, "never-served", 50ms);
+    CHECK(never.status() == Status::not_found);
+    CHECK(Clock::now() - began >= 50ms);
+    auto sender = net_test::Sender::await_open(*served->node, served->peer, "traced", k_bound);
+    REQUIRE(sender);
+    REQUIRE(sender->send(make_message(0, 1), k_bound) == Status::ok);
+    served->child.kill();
+    CHECK(poll_for([&] { return !served->node->alive(served->peer); }));
+    REQUIRE(ferry::profiler().stop() == Status::ok);
+    std::map<std::string, int> seen;
+    for (const auto& e : ferry::profiler().events()) {
+        ++seen[e.category + "/" + e.name];
+    }
+    CHECK(seen["net/net.connect"] == 1);
+    CHECK(seen["channel/net.send"] == 1);
+    CHECK(seen["net/net.peer_lost"] == 1);
+    REQUIRE(sender->close());
+}

@@ -62,7 +62,9 @@ struct Connected {
 TEST_CASE("net/node: start refuses an empty secret and an unparsable address") {
     net::NodeOptions o = options("127.0.0.1:0");
     o.secret = {};
-    CHECK(net::Node::start(o).status() == Status::invalid_param);
+    const auto refused = net::Node::start(o);
+    CHECK(refused.status() == Status::invalid_param);
+    CHECK_THAT(refused.error().message, Catch::Contains("empty secret"));
     for (const char* bad : {"127.0.0.1", "localhost:1", "127.0.0.1:70000", "[::1:5", "1.2.3.4:x"}) {
         CAPTURE(bad);
         CHECK(net::Node::start(options(bad)).status() == Status::invalid_param);
@@ -70,7 +72,9 @@ TEST_CASE("net/node: start refuses an empty secret and an unparsable address") {
     auto node = start(options("127.0.0.1:0"));
     CHECK(node->address().rfind("127.0.0.1:", 0) == 0);
     CHECK(node->address() != "127.0.0.1:0");
-    CHECK(node->connect("nonsense", 1s).status() == Status::invalid_param);
+    const auto nonsense = node->connect("nonsense", 1s);
+    CHECK(nonsense.status() == Status::invalid_param);
+    CHECK_THAT(nonsense.error().message, Catch::Contains("connect to nonsense"));
 }
 
 TEST_CASE("net/node: handshake both ways; peers() lists the peer, regions() its region") {

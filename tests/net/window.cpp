@@ -175,7 +175,7 @@ TEST_CASE("net/window: RemoteWindow::open refuses a region the peer did not expo
           "[net][window]") {
     Pair pair;
     CHECK(net::RemoteWindow::open(*pair.writer, pair.peer, pair.exposed->region() + 1).status() ==
-          Status::invalid_param);
+          Status::not_found);
     CHECK(net::RemoteWindow::open(*pair.writer, pair.peer + 100, 0).status() == Status::peer_lost);
     CHECK(net::ExposedWindow::expose(*pair.owner, pair.memory).status() ==
           Status::invalid_param); // the owner has a peer now: too late to expose

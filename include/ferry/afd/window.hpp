@@ -27,6 +27,7 @@
 #include <ferry/afd/remote_access.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <limits>
 #include <span>
 
@@ -129,6 +130,7 @@ public:
     // publishing many flags rings once, after the last. A remote window's access fences the
     // earlier writes before the flag (remote_access.hpp).
     [[nodiscard]] Status publish(std::uint64_t owner_address, std::int32_t value) const noexcept {
+        const TraceSpan trace("window.publish", "window");
         if (remote_ != nullptr) {
             return reaches(owner_address, sizeof(std::int32_t), alignof(std::int32_t))
                        ? remote_->publish(owner_address, value)
@@ -151,6 +153,7 @@ public:
     // Rings the owner's doorbell; a remote window asks its access to (peer_lost when the owner
     // is gone). A local ring cannot fail.
     Status ring() const noexcept {
+        const TraceSpan trace("window.ring", "window");
         if (remote_ != nullptr) {
             return remote_->ring();
         }

@@ -4,7 +4,8 @@
 // The numeric values are CANN's aclError codes
 // (docs/cann-contract/README.md#status-codes-at-a-glance), so the C shim can return a Status
 // unchanged. The few outcomes CANN has no code for (a channel that was stopped, a timed wait that
-// expired in C++) live in ferry's private range 900000+, which no CANN header uses.
+// expired in C++, a name nobody serves, a layout that does not match) live in ferry's private
+// range 900000+, which no CANN header uses. Each value means one thing (docs/core.md, Status).
 
 #include <cstdint>
 #include <string>
@@ -65,6 +66,8 @@ enum class Status : std::int32_t {
     stopped = 900001,
     timed_out = 900002,
     peer_lost = 900003, // a process sharing the channel or window died (docs/processes.md)
+    not_found = 900004, // no segment, served channel or exposed region of that name
+    mismatch = 900005,  // the named object exists but holds another type, size or layout
 };
 
 [[nodiscard]] constexpr bool succeeded(Status s) noexcept { return s == Status::ok; }
@@ -120,6 +123,8 @@ enum class Status : std::int32_t {
     case Status::stopped: return "stopped";
     case Status::timed_out: return "timed out";
     case Status::peer_lost: return "peer process lost";
+    case Status::not_found: return "no such name";
+    case Status::mismatch: return "layout mismatch";
     }
     return "unknown status";
 }

@@ -32,6 +32,7 @@
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
 #include <ferry/ipc/segment.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <new>
 #include <string>
 #include <string_view>
@@ -70,6 +71,19 @@ public:
     // (invalid_file otherwise); waits up to `wait` for a creator still setting it up.
     [[nodiscard]] static Expected<Channel> open(std::string_view name,
                                                 std::chrono::milliseconds wait = k_default_wait);
+    // Opens, or creates when there is no such name (whichever of two racing processes creates,
+    // the other opens). Errors as open and create.
+    [[nodiscard]] static Expected<Channel>
+    open_or_create(std::string_view name, std::chrono::milliseconds wait = k_default_wait) {
+        return open_or_create_with([&] { return open(name, wait); },
+                                   [&] { return create(name, wait); });
+    }
+    // Opens, waiting up to `wait` for the name to appear as well (open answers not_found at
+    // once); not_found when it never did.
+    [[nodiscard]] static Expected<Channel> await_open(std::string_view name,
+                                                      std::chrono::milliseconds wait) {
+        return retry_while_not_found(wait, [&](auto left) { return open(name, left); });
+    }
 
     Channel(Channel&& other) noexcept
         : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})) {}
@@ -83,18 +97,17 @@ public:
     }
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
-    ~Channel() {
-        try {
-            static_cast<void>(close());
-        } catch (...) { // only an out-of-memory message; the segment is closed either way
-        }
-    }
+    ~Channel() { static_cast<void>(close()); }
 
     // Leaves the channel (not a stop: the other side is not told); the last live participant
     // removes the name. Idempotent. Calls on a closed channel answer uninitialized.
-    Expected<void> close() {
+    Expected<void> close() noexcept {
         ring_ = {};
-        return segment_.is_open() ? segment_.close_and_remove_if_last() : Expected<void>{};
+        try {
+            return segment_.is_open() ? segment_.close_and_remove_if_last() : Expected<void>{};
+        } catch (const std::bad_alloc&) { // only an error's message; the segment is closed
+            return Error{Status::bad_alloc, {}, 0};
+        }
     }
     [[nodiscard]] bool is_open() const noexcept { return ring_.attached(); }
     [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
@@ -176,6 +189,7 @@ private:
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
+        const TraceSpan trace("ipc.send", "channel");
         typename Ring::Claim c;
         const Status s = ring_.claim(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
@@ -190,6 +204,7 @@ private:
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
+        const TraceSpan trace("ipc.receive", "channel");
         typename Ring::Claim c;
         const Status s = ring_.acquire(c, deadline, may_wait, &segment_);
         if (s == Status::ok) {

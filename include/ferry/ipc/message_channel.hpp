@@ -215,6 +215,21 @@ public:
     [[nodiscard]] static Expected<MessageChannel>
     open(std::string_view name, std::size_t capacity, std::size_t max_message_bytes,
          std::chrono::milliseconds wait = k_default_wait) noexcept;
+    // Opens, or creates when there is no such name; as Channel::open_or_create.
+    [[nodiscard]] static Expected<MessageChannel>
+    open_or_create(std::string_view name, std::size_t capacity, std::size_t max_message_bytes,
+                   std::chrono::milliseconds wait = k_default_wait) {
+        return open_or_create_with([&] { return open(name, capacity, max_message_bytes, wait); },
+                                   [&] { return create(name, capacity, max_message_bytes, wait); });
+    }
+    // Opens, waiting up to `wait` for the name to appear as well; as Channel::await_open.
+    [[nodiscard]] static Expected<MessageChannel> await_open(std::string_view name,
+                                                             std::size_t capacity,
+                                                             std::size_t max_message_bytes,
+                                                             std::chrono::milliseconds wait) {
+        return retry_while_not_found(
+            wait, [&](auto left) { return open(name, capacity, max_message_bytes, left); });
+    }
 
     MessageChannel(MessageChannel&&) noexcept = default;
     MessageChannel& operator=(MessageChannel&&) noexcept = default;
@@ -270,8 +285,12 @@ public:
 
     // Leaves the channel (not a stop); idempotent. The segment stays mapped while loans or views
     // from this object live; then the last live participant to leave removes the name. Calls on
-    // a closed (or moved-from) channel answer uninitialized.
-    void close() noexcept { state_.reset(); }
+    // a closed (or moved-from) channel answer uninitialized. Always ok (a removal that fails
+    // happens later, when the last loan or view goes, and is not reported).
+    Expected<void> close() noexcept {
+        state_.reset();
+        return {};
+    }
 
 private:
     explicit MessageChannel(detail::MessageStatePtr state) noexcept : state_(std::move(state)) {}

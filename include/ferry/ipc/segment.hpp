@@ -68,15 +68,28 @@ public:
                                                 std::chrono::milliseconds wait = k_default_wait);
     static Expected<void> unlink(std::string_view name,
                                  std::chrono::milliseconds wait = k_default_wait);
+    // Opens, or creates when there is no such name; as Channel::open_or_create.
+    [[nodiscard]] static Expected<Segment>
+    open_or_create(std::string_view name, std::size_t payload_bytes, const LayoutTag& tag,
+                   std::chrono::milliseconds wait = k_default_wait) {
+        return open_or_create_with([&] { return open(name, tag, wait); },
+                                   [&] { return create(name, payload_bytes, tag, wait); });
+    }
+    // Opens, waiting up to `wait` for the name to appear as well; as Channel::await_open.
+    [[nodiscard]] static Expected<Segment> await_open(std::string_view name, const LayoutTag& tag,
+                                                      std::chrono::milliseconds wait) {
+        return retry_while_not_found(wait, [&](auto left) { return open(name, tag, left); });
+    }
 
     Segment(Segment&& other) noexcept
-        : name_(std::move(other.name_)), map_(std::move(other.map_)),
+        : name_(std::move(other.name_)), shm_(std::move(other.shm_)), map_(std::move(other.map_)),
           payload_(std::exchange(other.payload_, {})), slot_(other.slot_),
           self_(std::exchange(other.self_, {})), file_(other.file_) {}
     Segment& operator=(Segment&& other) noexcept {
         if (this != &other) {
-            close();
+            release();
             name_ = std::move(other.name_);
+            shm_ = std::move(other.shm_);
             map_ = std::move(other.map_);
             payload_ = std::exchange(other.payload_, {});
             slot_ = other.slot_;
@@ -87,16 +100,13 @@ public:
     }
     Segment(const Segment&) = delete;
     Segment& operator=(const Segment&) = delete;
-    ~Segment() { close(); }
+    ~Segment() { release(); }
 
-    // Deregisters and unmaps; idempotent. The segment itself stays (see unlink).
-    void close() noexcept {
-        if (map_.data() != nullptr && registered_here()) {
-            detail::deregister_participant(header(), slot_, self_);
-        }
-        map_.reset();
-        payload_ = {};
-        self_ = {};
+    // Deregisters and unmaps; idempotent. The segment itself stays (see unlink). Always ok: the
+    // Expected is there so that every handle closes alike (docs/core.md, One lifecycle).
+    Expected<void> close() noexcept {
+        release();
+        return {};
     }
 
     // Closes; then, if no live process is registered any more, removes the name (under the
@@ -134,6 +144,9 @@ public:
 
     [[nodiscard]] bool is_open() const noexcept { return map_.data() != nullptr; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    // The shm name it was made or opened under ("/ferry.<name>", or "/ferry@<domain>.<name>"
+    // under FERRY_NAMESPACE); removal uses it, whatever the variable says by then.
+    [[nodiscard]] const std::string& shm_name() const noexcept { return shm_; }
     // Empty after close.
     [[nodiscard]] std::span<std::byte> payload() const noexcept { return payload_; }
     [[nodiscard]] std::int32_t creator_pid() const noexcept {
@@ -145,10 +158,19 @@ private:
     // checked (docs/processes.md, Reading shared memory): the payload span is fixed from it, never
     // from the shared header, which a peer may have rewritten since the check.
     Segment(std::string name, detail::Mapping map, const detail::SegmentHeader& checked,
-            std::size_t slot, const detail::ProcessIdentity& self, detail::FileId file) noexcept
-        : name_(std::move(name)), map_(std::move(map)),
+            std::size_t slot, const detail::ProcessIdentity& self, detail::FileId file)
+        : name_(std::move(name)), shm_(detail::shm_name(name_)), map_(std::move(map)),
           payload_(map_.data() + checked.payload_offset, checked.payload_bytes), slot_(slot),
           self_(self), file_(file) {}
+
+    void release() noexcept {
+        if (map_.data() != nullptr && registered_here()) {
+            detail::deregister_participant(header(), slot_, self_);
+        }
+        map_.reset();
+        payload_ = {};
+        self_ = {};
+    }
 
     [[nodiscard]] bool registered_here() const noexcept {
         return self_.pid != 0 && self_.pid == static_cast<std::int32_t>(::getpid());
@@ -164,6 +186,7 @@ private:
                                     detail::Clock::time_point deadline);
 
     std::string name_;
+    std::string shm_;
     detail::Mapping map_;
     std::span<std::byte> payload_;
     std::size_t slot_ = 0;

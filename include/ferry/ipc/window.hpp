@@ -64,6 +64,12 @@ public:
            std::chrono::milliseconds wait = k_default_wait);
     [[nodiscard]] static Expected<SharedWindow>
     open(std::string_view name, std::chrono::milliseconds wait = k_default_wait);
+    // Opens, waiting up to `wait` for the owner to create the window as well (not_found when it
+    // never did). There is no open_or_create: the owner and its peers have different roles.
+    [[nodiscard]] static Expected<SharedWindow> await_open(std::string_view name,
+                                                           std::chrono::milliseconds wait) {
+        return retry_while_not_found(wait, [&](auto left) { return open(name, left); });
+    }
 
     SharedWindow(SharedWindow&& other) noexcept
         : segment_(std::move(other.segment_)), window_(std::exchange(other.window_, {})),
@@ -72,7 +78,7 @@ public:
     SharedWindow& operator=(SharedWindow&&) = delete;
     SharedWindow(const SharedWindow&) = delete;
     SharedWindow& operator=(const SharedWindow&) = delete;
-    ~SharedWindow() { close(); }
+    ~SharedWindow() { static_cast<void>(close()); }
 
     // The window for writers: the owner's addresses, this process's mapping, the shared doorbell.
     [[nodiscard]] const afd::Window& window() const noexcept { return window_; }
@@ -117,18 +123,19 @@ public:
     // Erases the registration and unmaps; idempotent. The owner removes the name; a peer
     // removes it when no live process is left (the owner was killed). Either only while the
     // name still refers to this window's segment (docs/processes.md, Creation, reclaim and
-    // removal).
-    void close() noexcept {
+    // removal). An error says the name could not be removed (the window is closed anyway).
+    Expected<void> close() noexcept {
         record_.reset();
         if (watch_ != 0) {
             afd::WaitDirectory::instance().remove(watch_);
             watch_ = 0;
         }
         window_ = {};
+        const bool owner = std::exchange(owner_, false);
         if (segment_ && segment_->is_open()) {
-            (void)(owner_ ? segment_->close_and_remove() : segment_->close_and_remove_if_last());
+            return owner ? segment_->close_and_remove() : segment_->close_and_remove_if_last();
         }
-        owner_ = false;
+        return {};
     }
 
 private:

@@ -26,6 +26,7 @@
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/detail/channel_handle.hpp>
 #include <ferry/net/node.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <memory>
 #include <new>
 #include <string>
@@ -54,11 +55,11 @@ public:
     // Serves the channel `name` on `node`. invalid_param for an empty or over-long (255) name;
     // repeat_initialize when a receiver on this node already serves a name with the same
     // FNV-1a hash (the name itself, or a colliding one); bad_alloc. The node must outlive it.
-    [[nodiscard]] static Result<ChannelReceiver> create(Node& node,
-                                                        std::string_view name) noexcept {
+    [[nodiscard]] static Expected<ChannelReceiver> create(Node& node,
+                                                          std::string_view name) noexcept {
         auto state = serve(node, name, detail::Flavor::typed, sizeof(T), Capacity);
         if (!state) {
-            return state.status();
+            return state.error();
         }
         return ChannelReceiver(std::move(*state));
     }
@@ -95,6 +96,7 @@ private:
         if (!state_) {
             return Status::uninitialized;
         }
+        const TraceSpan trace("net.receive", "channel");
         try {
             detail::Taken t;
             const Status s = state_->take(t, d);
@@ -124,18 +126,26 @@ public:
     using clock = Timeout::clock;
 
     // Opens the channel `name` served by the connected peer `peer`: waits (up to `wait`) for
-    // the receiver's answer. invalid_param (bad name); invalid_file (the peer serves no such
-    // name); unsupported_data_type (it carries another T size, or is a message channel);
+    // the receiver's answer. invalid_param (bad name); not_found (the peer serves no such
+    // name); mismatch (it carries another T size, or is a message channel);
     // stopped (it was stopped); peer_lost (not a live peer, or the receiver's channel is lost);
     // timed_out; bad_alloc. The node must outlive the sender.
-    [[nodiscard]] static Result<ChannelSender>
+    [[nodiscard]] static Expected<ChannelSender>
     open(Node& node, PeerId peer, std::string_view name,
          Timeout wait = std::chrono::seconds(5)) noexcept {
         auto state = open_state(node, peer, name, detail::Flavor::typed, sizeof(T), wait);
         if (!state) {
-            return state.status();
+            return state.error();
         }
         return ChannelSender(std::move(*state));
+    }
+    // Opens, waiting up to `wait` for the peer to serve the name as well (open answers
+    // not_found at once when it does not); not_found when it never did.
+    [[nodiscard]] static Expected<ChannelSender> await_open(Node& node, PeerId peer,
+                                                            std::string_view name, Timeout wait) {
+        return retry_while_not_found(detail::bounded_milliseconds(wait), [&](auto left) {
+            return open(node, peer, name, Timeout(left));
+        });
     }
 
     // Move-only; close (leaves the channel, not a stop), is_open, stop, stopped, lost,

@@ -23,6 +23,7 @@
 #include <ferry/net/channel.hpp>
 #include <ferry/net/detail/channel_handle.hpp>
 #include <ferry/net/node.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <ferry/tensor/dataset.hpp>
 #include <ferry/tensor/wire_format.hpp>
 #include <memory>
@@ -98,17 +99,20 @@ public:
     // a bad name, a capacity outside [2, 8192] or max_message_bytes outside
     // [1, k_max_net_message_bytes]; repeat_initialize (the name's hash is served on this node);
     // bad_alloc (the pool). The node must outlive the receiver and its views.
-    [[nodiscard]] static Result<MessageReceiver> create(Node& node, std::string_view name,
-                                                        std::size_t capacity,
-                                                        std::size_t max_message_bytes) noexcept {
+    [[nodiscard]] static Expected<MessageReceiver> create(Node& node, std::string_view name,
+                                                          std::size_t capacity,
+                                                          std::size_t max_message_bytes) noexcept {
         // serve checks the name (invalid_param too), before anything is made
         if (!is_valid_channel_capacity(capacity) || max_message_bytes == 0 ||
             max_message_bytes > k_max_net_message_bytes) {
-            return Status::invalid_param;
+            return Error{Status::invalid_param,
+                         "ferry/net: message channel: capacity outside [2, 8192] or message size "
+                         "outside [1, k_max_net_message_bytes]",
+                         0};
         }
         auto state = serve(node, name, detail::Flavor::message, max_message_bytes, capacity);
         if (!state) {
-            return state.status();
+            return state.error();
         }
         return MessageReceiver(std::move(*state));
     }
@@ -175,6 +179,7 @@ private:
         if (!state_) {
             return Status::uninitialized;
         }
+        const TraceSpan trace("net.receive", "channel");
         try {
             detail::Taken t;
             if (const Status s = state_->take(t, d); s != Status::ok) {
@@ -190,15 +195,23 @@ private:
 class MessageSender : public detail::SenderHandle {
 public:
     // Opens the message channel `name` served by `peer`; as ChannelSender::open
-    // (unsupported_data_type when `name` is a typed channel).
-    [[nodiscard]] static Result<MessageSender>
+    // (mismatch when `name` is a typed channel).
+    [[nodiscard]] static Expected<MessageSender>
     open(Node& node, PeerId peer, std::string_view name,
          Timeout wait = std::chrono::seconds(5)) noexcept {
         auto state = open_state(node, peer, name, detail::Flavor::message, 0, wait);
         if (!state) {
-            return state.status();
+            return state.error();
         }
         return MessageSender(std::move(*state));
+    }
+    // Opens, waiting up to `wait` for the peer to serve the name as well; as
+    // ChannelSender::await_open.
+    [[nodiscard]] static Expected<MessageSender> await_open(Node& node, PeerId peer,
+                                                            std::string_view name, Timeout wait) {
+        return retry_while_not_found(detail::bounded_milliseconds(wait), [&](auto left) {
+            return open(node, peer, name, Timeout(left));
+        });
     }
 
     // Move-only; close (leaves, not a stop), is_open, stop, stopped, lost, capacity, credits

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
+#include <ferry/core/expected.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
@@ -102,8 +103,8 @@ public:
     // Starts the worker, the listener (when options.listen is set) and the progress thread.
     // invalid_param for an unparsable address, an empty secret, a heartbeat that is not
     // positive and shorter than peer_timeout, or a UCX setting UCX rejects; failure when UCX
-    // cannot start or bind (the reason is logged).
-    [[nodiscard]] static Result<std::unique_ptr<Node>> start(NodeOptions options);
+    // cannot start or bind. The Error's message says why (it is also logged).
+    [[nodiscard]] static Expected<std::unique_ptr<Node>> start(NodeOptions options);
     ~Node(); // disconnects every peer (bounded wait), stops the thread, releases UCX
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
@@ -112,8 +113,8 @@ public:
     [[nodiscard]] std::string address() const;
 
     // Connects and completes the handshake. timed_out, peer_lost (refused, unreachable),
-    // invalid_param (unparsable address).
-    [[nodiscard]] Result<PeerId> connect(std::string_view address, Timeout timeout);
+    // invalid_param (unparsable address, or called from a handler); the message says which.
+    [[nodiscard]] Expected<PeerId> connect(std::string_view address, Timeout timeout);
     // Peers that completed the handshake and are not lost (both directions).
     [[nodiscard]] std::vector<PeerId> peers() const;
     // Blocks until at least `count` peers connected to this node (accepted), or the timeout.

@@ -26,6 +26,7 @@
 #include <ferry/afd/remote_access.hpp>
 #include <ferry/afd/wait_directory.hpp>
 #include <ferry/afd/window.hpp>
+#include <ferry/core/expected.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
@@ -33,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ferry::net {
@@ -41,18 +43,20 @@ namespace ferry::net {
 // node must outlive it.
 class RemoteWindow final : public afd::RemoteAccess {
 public:
-    // invalid_param when the peer exposed no such region; peer_lost when `peer` is not a live
+    // not_found when the peer exposed no such region; peer_lost when `peer` is not a live
     // peer (lost, or never one).
-    [[nodiscard]] static Result<std::unique_ptr<RemoteWindow>> open(Node& node, PeerId peer,
-                                                                    RegionId region) {
+    [[nodiscard]] static Expected<std::unique_ptr<RemoteWindow>> open(Node& node, PeerId peer,
+                                                                      RegionId region) {
+        const std::string which =
+            "ferry/net: region " + std::to_string(region) + " of peer " + std::to_string(peer);
         if (!node.alive(peer)) {
-            return Status::peer_lost;
+            return Error{Status::peer_lost, which + ": not a live peer", 0};
         }
         const std::vector<RemoteRegion> regions = node.regions(peer);
         const auto it = std::find_if(regions.begin(), regions.end(),
                                      [&](const RemoteRegion& r) { return r.id == region; });
         if (it == regions.end() || it->size == 0) {
-            return Status::invalid_param;
+            return Error{Status::not_found, which + ": the peer exposed no such region", 0};
         }
         return std::unique_ptr<RemoteWindow>(new RemoteWindow(node, peer, *it));
     }
@@ -106,15 +110,18 @@ private:
 class ExposedWindow {
 public:
     // invalid_param for empty memory; what Node::expose answers otherwise.
-    [[nodiscard]] static Result<std::unique_ptr<ExposedWindow>>
+    [[nodiscard]] static Expected<std::unique_ptr<ExposedWindow>>
     expose(Node& node, std::span<std::byte> memory) {
         if (memory.empty()) {
-            return Status::invalid_param;
+            return Error{Status::invalid_param, "ferry/net: cannot expose empty memory", 0};
         }
         std::unique_ptr<ExposedWindow> w(new ExposedWindow(node, memory));
         const Result<RegionId> region = node.expose(memory, w->doorbell());
         if (!region) {
-            return region.status();
+            return Error{region.status(),
+                         "ferry/net: cannot expose " + std::to_string(memory.size()) +
+                             " bytes: " + name_of(region.status()),
+                         0};
         }
         w->region_ = *region;
         w->token_ = afd::WaitDirectory::instance().add(

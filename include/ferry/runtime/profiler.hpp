@@ -6,6 +6,9 @@
 // host task, event record, and other modules' own events such as channel send/receive — is
 // recorded with its timestamps, stream and device. Other modules call ferry::profiler().record()
 // or use ProfileScope; neither boots the runtime, and both cost one atomic load when off.
+// The data plane's trace points (TraceSpan, trace_instant: channel send / receive / park, net
+// connect and peer loss, window publish and ring; docs/runtime.md, Data-plane events) cost one
+// relaxed load of detail::profilers_recording when no profiler records.
 //
 // ferry maps the double start to Status::repeat_initialize and the stop without start to
 // Status::uninitialized (CANN's internal RT_ERROR_PROF_STATUS has no public aclError value).
@@ -88,6 +91,10 @@ struct TraceEvent {
 };
 
 namespace detail {
+// How many profilers are recording now: the data plane's trace points look at nothing else
+// while it is 0.
+inline std::atomic<int> profilers_recording{0};
+
 inline void write_json_string(std::ostream& out, std::string_view text) {
     out << '"';
     for (const char c : text) {
@@ -131,6 +138,15 @@ inline void write_microseconds(std::ostream& out, std::uint64_t ns) {
 
 class Profiler {
 public:
+    Profiler() = default;
+    Profiler(const Profiler&) = delete;
+    Profiler& operator=(const Profiler&) = delete;
+    ~Profiler() {
+        if (enabled_.load(std::memory_order_relaxed)) { // destroyed while recording
+            detail::profilers_recording.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+
     [[nodiscard]] static std::uint64_t now_ns() noexcept {
         return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                               std::chrono::steady_clock::now().time_since_epoch())
@@ -154,6 +170,7 @@ public:
         events_.clear();
         origin_ns_ = now_ns();
         enabled_.store(true, std::memory_order_release);
+        detail::profilers_recording.fetch_add(1, std::memory_order_relaxed);
         return Status::ok;
     }
 
@@ -164,6 +181,7 @@ public:
             return Status::uninitialized;
         }
         enabled_.store(false, std::memory_order_release);
+        detail::profilers_recording.fetch_sub(1, std::memory_order_relaxed);
         return Status::ok;
     }
 
@@ -273,6 +291,54 @@ public:
 private:
     bool active_;
     TraceEvent event_;
+};
+
+// ---- data-plane trace points ------------------------------------------------------------------
+// Host-side events of the channels, the net node and the windows (category "channel", "net" or
+// "window"; docs/runtime.md, Data-plane events), recorded by the process-wide profiler. Names
+// and categories are string literals, so nothing is built, locked or allocated unless some
+// profiler records; a failure to record (out of memory) drops the event.
+
+// True while some profiler records: one relaxed load.
+[[nodiscard]] inline bool tracing() noexcept {
+    return detail::profilers_recording.load(std::memory_order_relaxed) != 0;
+}
+
+namespace detail {
+inline void record_host_event(const char* name, const char* category, std::uint64_t begin_ns,
+                              std::uint64_t end_ns) noexcept {
+    try {
+        profiler().record({name, category, k_host_trace_device, 0, begin_ns, end_ns});
+    } catch (...) { // out of memory: the event is lost, the data plane goes on
+    }
+}
+} // namespace detail
+
+// One event at this instant.
+inline void trace_instant(const char* name, const char* category) noexcept {
+    if (tracing()) {
+        const std::uint64_t now = Profiler::now_ns();
+        detail::record_host_event(name, category, now, now);
+    }
+}
+
+// [construction, destruction) as one event, when tracing at construction.
+class TraceSpan {
+public:
+    TraceSpan(const char* name, const char* category) noexcept
+        : name_(name), category_(category), begin_ns_(tracing() ? Profiler::now_ns() : 0) {}
+    TraceSpan(const TraceSpan&) = delete;
+    TraceSpan& operator=(const TraceSpan&) = delete;
+    ~TraceSpan() {
+        if (begin_ns_ != 0) {
+            detail::record_host_event(name_, category_, begin_ns_, Profiler::now_ns());
+        }
+    }
+
+private:
+    const char* name_;
+    const char* category_;
+    std::uint64_t begin_ns_;
 };
 
 } // namespace ferry

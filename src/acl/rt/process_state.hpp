@@ -36,10 +36,11 @@ struct AclState;
 struct LogState;
 struct CurrentContext;
 
-FERRY_ACL_PROCESS_STATE RuntimeKeeper& keeper();               // runtime/detail/keeper.hpp
-FERRY_ACL_PROCESS_STATE AclState& acl_state();                 // runtime/init.hpp
-FERRY_ACL_PROCESS_STATE LogState& log_state();                 // runtime/log.hpp
-FERRY_ACL_PROCESS_STATE extern std::atomic<int> log_threshold; // runtime/log.hpp
+FERRY_ACL_PROCESS_STATE RuntimeKeeper& keeper();                     // runtime/detail/keeper.hpp
+FERRY_ACL_PROCESS_STATE AclState& acl_state();                       // runtime/init.hpp
+FERRY_ACL_PROCESS_STATE LogState& log_state();                       // runtime/log.hpp
+FERRY_ACL_PROCESS_STATE extern std::atomic<int> log_threshold;       // runtime/log.hpp
+FERRY_ACL_PROCESS_STATE extern std::atomic<int> profilers_recording; // runtime/profiler.hpp
 FERRY_ACL_PROCESS_STATE extern std::atomic<PointerLocator> pointer_locator; // core/memory_kind.hpp
 FERRY_ACL_PROCESS_STATE extern thread_local CurrentContext current_context; // runtime/context.hpp
 

@@ -22,6 +22,7 @@ PROCESS_STATE = {
     "_ZZN5ferry8profilerEvE8instance", "_ZGVZN5ferry8profilerEvE8instance",
     "_ZZN5ferry16message_channelsEvE8instance", "_ZGVZN5ferry16message_channelsEvE8instance",
     "_ZN5ferry6detail13log_thresholdE", "_ZN5ferry6detail15pointer_locatorE",
+    "_ZN5ferry6detail19profilers_recordingE",
     "_ZN5ferry6detail15current_contextE", "_ZTHN5ferry6detail15current_contextE",
     "_ZTWN5ferry6detail15current_contextE",
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <ferry/ipc/message_channel.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <memory>
 #include <new>
 #include <optional>
@@ -145,6 +146,7 @@ Result<MessageLoan> MessageChannel<Policy>::loan(std::size_t bytes, Timeout time
 
 template <ChannelPolicy Policy>
 Status MessageChannel<Policy>::send(const Dataset& ds, Timeout timeout) noexcept {
+    const TraceSpan trace("ipc.send", "channel");
     // Checked before claiming: an oversized or unsendable dataset leaves the channel unchanged.
     // A closed channel is loan()'s to report.
     const Result<std::size_t> size = serialized_size(ds);
@@ -194,6 +196,7 @@ Status MessageChannel<Policy>::acquire_message(detail::MessageClaim& claim, Time
 
 template <ChannelPolicy Policy>
 Result<MessageView> MessageChannel<Policy>::receive_view(Timeout timeout) noexcept {
+    const TraceSpan trace("ipc.receive", "channel");
     detail::MessageClaim claim;
     detail::CellContent content{};
     if (const Status s = acquire_message(claim, timeout, content); failed(s)) {

@@ -63,7 +63,7 @@ inline std::optional<Error> check_tag(const SegmentHeader& h, const LayoutTag& t
     if (stored == tag.name && h.layout_version == tag.version && h.layout_hash == tag.hash) {
         return std::nullopt;
     }
-    return Error{Status::invalid_file,
+    return Error{Status::mismatch,
                  "ipc: " + shm_name + " holds layout " +
                      describe(stored, h.layout_version, h.layout_hash) + ", this build expects " +
                      describe(tag.name, tag.version, tag.hash),

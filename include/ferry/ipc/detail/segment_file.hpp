@@ -88,7 +88,7 @@ inline Expected<FileDescriptor> open_existing(const std::string& shm_name) {
     if (fd < 0) {
         const int e = errno;
         if (e == ENOENT) {
-            return Error{Status::invalid_file, "ipc: no segment " + shm_name, e};
+            return Error{Status::not_found, "ipc: no segment " + shm_name, e};
         }
         return system_error(Status::invalid_file, "shm_open " + shm_name, e);
     }

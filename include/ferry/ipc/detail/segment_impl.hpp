@@ -260,7 +260,7 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
     const bool locked = detail::lock_shared(fd, deadline);
     if (!locked || !detail::still_named(fd, shm)) {
         detail::deregister_participant(detail::header_of(*map), *slot, caller->self);
-        return locked ? Error{Status::invalid_file, "ipc: " + shm + " was removed while opening", 0}
+        return locked ? Error{Status::not_found, "ipc: " + shm + " was removed while opening", 0}
                       : Error{Status::timed_out,
                               "ipc: " + shm + " stayed locked by another process", 0};
     }
@@ -271,24 +271,24 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
 
 inline Expected<void> Segment::close_and_remove_name(bool if_last, std::chrono::milliseconds wait) {
     if (!is_open() || !registered_here()) {
-        close();
+        release();
         return {};
     }
-    const std::string shm = detail::shm_name(name_);
+    const std::string& shm = shm_;
     auto fd = detail::open_existing(shm);
     if (!fd || detail::file_id(fd->get()) != file_) {
-        close(); // the name is gone, or names a newer segment: not ours to remove
+        release(); // the name is gone, or names a newer segment: not ours to remove
         return {};
     }
     if (auto e = detail::lock_for_unlink(fd->get(), shm, detail::Clock::now() + wait)) {
-        close();
+        release();
         return *e;
     }
     detail::deregister_participant(header(), slot_, self_);
-    self_ = {}; // deregistered: close() must not do it again
+    self_ = {}; // deregistered: release() must not do it again
     const auto boot = detail::read_boot_id();
     const bool remove = !if_last || (boot && !detail::live_participant(header(), *boot));
-    close();
+    release();
     if (remove) {
         if (auto e = detail::unlink_if_named(fd->get(), shm)) {
             return *e;

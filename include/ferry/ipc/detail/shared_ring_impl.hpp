@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <ferry/ipc/detail/shared_ring.hpp>
+#include <ferry/runtime/profiler.hpp>
 
 namespace ferry::ipc::detail {
 
@@ -168,6 +169,7 @@ Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline,
         }
     }
     const ParkedCount counted(control_->blocked);
+    const TraceSpan parked("ipc.park", "channel");
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = prepare_wait(event);

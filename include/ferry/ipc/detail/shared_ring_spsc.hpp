@@ -48,6 +48,7 @@
 #include <ferry/ipc/detail/shared_ring.hpp>
 #include <ferry/ipc/detail/shared_ring_common.hpp>
 #include <ferry/ipc/segment.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <new>
 #include <span>
 #include <string>
@@ -345,6 +346,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
         }
     }
     const ParkedCount counted(control_->blocked);
+    const TraceSpan parked("ipc.park", "channel");
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);

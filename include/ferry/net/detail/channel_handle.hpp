@@ -7,13 +7,16 @@
 // protected, so a handle is never sliced off its channel. Moving onto an open handle closes it
 // first; every call on a closed (or moved-from) handle answers uninitialized, 0 or stopped.
 
+#include <chrono>
 #include <cstddef>
+#include <ferry/core/expected.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/detail/channel_receiver.hpp>
 #include <ferry/net/detail/channel_sender.hpp>
 #include <ferry/net/node.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <memory>
 #include <new>
 #include <span>
@@ -28,6 +31,47 @@ namespace ferry::net::detail {
     return !name.empty() && name.size() <= k_max_name_bytes;
 }
 
+// A Timeout as a wait in milliseconds for await_open (forever: the longest there is).
+[[nodiscard]] inline std::chrono::milliseconds bounded_milliseconds(const Timeout& t) noexcept {
+    if (t.is_forever()) {
+        return std::chrono::milliseconds::max();
+    }
+    return t.is_no_wait() ? std::chrono::milliseconds(0)
+                          : std::chrono::ceil<std::chrono::milliseconds>(t.duration());
+}
+
+// Why a create (serve) or an open failed, in words (docs/core.md, Expected). Out of memory for
+// the sentence leaves the status with an empty message.
+[[nodiscard]] inline Error channel_error(Status s, std::string_view name, PeerId peer) noexcept {
+    try {
+        const std::string channel = "ferry/net: channel '" + std::string(name) + "'";
+        const std::string on = peer == 0 ? "" : " on peer " + std::to_string(peer);
+        switch (s) {
+        case Status::invalid_param:
+            return {s,
+                    channel + ": a name must have 1 to " + std::to_string(k_max_name_bytes) +
+                        " bytes",
+                    0};
+        case Status::repeat_initialize:
+            return {s, channel + ": this node already serves it (or a name of the same hash)", 0};
+        case Status::not_found:
+            return {s, channel + on + ": no receiver serves that name", 0};
+        case Status::mismatch:
+            return {s, channel + on + ": it carries another kind or size of message", 0};
+        case Status::stopped:
+            return {s, channel + on + ": it was stopped", 0};
+        case Status::peer_lost:
+            return {s, channel + on + ": not a live peer, or lost", 0};
+        case Status::timed_out:
+            return {s, channel + on + ": no answer within the wait", 0};
+        default:
+            return {s, channel + on + ": " + name_of(s), 0};
+        }
+    } catch (const std::bad_alloc&) {
+        return {s, {}, 0};
+    }
+}
+
 // The part both ends share: the state (ReceiverState or SenderState) and what forwards to it.
 template <typename State>
 class StateHandle {
@@ -37,15 +81,19 @@ public:
     // the channel (not a stop: the receiver and other senders go on); its unused credits go
     // back to the receiver, and it waits (at most 1 s) until the receiver took the CLOSE, so
     // that a process that closes and exits is not taken for lost. Idempotent; later calls
-    // answer uninitialized.
-    void close() noexcept {
-        if (state_) {
-            try {
-                state_->leave();
-            } catch (const std::bad_alloc&) { // the other side was not told (credits stay lent)
-            }
-            state_.reset();
+    // answer uninitialized. bad_alloc: closed, but the other side was not told.
+    Expected<void> close() noexcept {
+        if (!state_) {
+            return {};
         }
+        Expected<void> done;
+        try {
+            state_->leave();
+        } catch (const std::bad_alloc&) { // the other side was not told (credits stay lent)
+            done = Error{Status::bad_alloc, {}, 0};
+        }
+        state_.reset();
+        return done;
     }
     [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
 
@@ -74,14 +122,14 @@ protected:
     StateHandle(StateHandle&&) noexcept = default;
     StateHandle& operator=(StateHandle&& other) noexcept {
         if (this != &other) {
-            close();
+            static_cast<void>(close());
             state_ = std::move(other.state_);
         }
         return *this;
     }
     StateHandle(const StateHandle&) = delete;
     StateHandle& operator=(const StateHandle&) = delete;
-    ~StateHandle() { close(); }
+    ~StateHandle() { static_cast<void>(close()); }
 
     std::shared_ptr<State> state_;
 };
@@ -104,22 +152,22 @@ protected:
 
     // A state serving `name` on `node`: invalid_param (bad name), repeat_initialize (the name's
     // hash is served on this node), bad_alloc.
-    [[nodiscard]] static Result<std::shared_ptr<ReceiverState>>
+    [[nodiscard]] static Expected<std::shared_ptr<ReceiverState>>
     serve(Node& node, std::string_view name, Flavor flavor, std::size_t element_bytes,
           std::size_t capacity) noexcept {
-        if (!valid_channel_name(name)) {
-            return Status::invalid_param;
-        }
-        try {
-            auto state = std::make_shared<ReceiverState>(node, std::string(name), flavor,
-                                                         element_bytes, capacity);
-            if (const Status s = state->serve(); s != Status::ok) {
-                return s;
+        Status s = Status::invalid_param;
+        if (valid_channel_name(name)) {
+            try {
+                auto state = std::make_shared<ReceiverState>(node, std::string(name), flavor,
+                                                             element_bytes, capacity);
+                if (s = state->serve(); s == Status::ok) {
+                    return state;
+                }
+            } catch (const std::bad_alloc&) {
+                s = Status::bad_alloc;
             }
-            return state;
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
         }
+        return channel_error(s, name, 0);
     }
 };
 
@@ -139,23 +187,22 @@ protected:
     // A state that opened `name` on `peer` (waiting up to `wait` for the answer): invalid_param
     // (bad name), the receiver's refusal, timed_out, peer_lost, bad_alloc. A failed open leaves
     // at once, so the receiver does not keep it as a sender.
-    [[nodiscard]] static Result<std::shared_ptr<SenderState>>
+    [[nodiscard]] static Expected<std::shared_ptr<SenderState>>
     open_state(Node& node, PeerId peer, std::string_view name, Flavor flavor,
                std::size_t element_bytes, Timeout wait) noexcept {
-        if (!valid_channel_name(name)) {
-            return Status::invalid_param;
-        }
-        try {
-            auto state = std::make_shared<SenderState>(node, peer, flavor, element_bytes);
-            const Status s = state->open(std::string(name), Deadline::of(wait));
-            if (s != Status::ok) {
+        Status s = Status::invalid_param;
+        if (valid_channel_name(name)) {
+            try {
+                auto state = std::make_shared<SenderState>(node, peer, flavor, element_bytes);
+                if (s = state->open(std::string(name), Deadline::of(wait)); s == Status::ok) {
+                    return state;
+                }
                 state->leave();
-                return s;
+            } catch (const std::bad_alloc&) {
+                s = Status::bad_alloc;
             }
-            return state;
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
         }
+        return channel_error(s, name, peer);
     }
 
     // Takes a credit (waiting until `d`) and hands `bytes` to UCX, which may read them after
@@ -163,6 +210,7 @@ protected:
     // bad_alloc. The handle must be open.
     Status post_with_credit(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                             Deadline d) noexcept {
+        const TraceSpan trace("net.send", "channel");
         try {
             if (const Status s = state_->acquire_credit(d); s != Status::ok) {
                 return s;

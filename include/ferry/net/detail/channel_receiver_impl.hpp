@@ -74,10 +74,10 @@ inline Verdict ReceiverState::on_open(Delivery& d, const ChannelWire& w,
     const std::string_view theirs(reinterpret_cast<const char*>(name.data()), name.size());
     Status refusal = Status::ok;
     if (theirs != name_) {
-        refusal = Status::invalid_file; // another name with the same hash: not this channel
+        refusal = Status::not_found; // another name with the same hash: not this channel
     } else if (w.b != static_cast<std::uint16_t>(flavor_) ||
                (flavor_ == Flavor::typed && w.a != element_bytes_)) {
-        refusal = Status::unsupported_data_type;
+        refusal = Status::mismatch;
     } else if (lost_) {
         refusal = Status::peer_lost;
     } else if (stopped_) {

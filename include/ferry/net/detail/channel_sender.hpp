@@ -21,8 +21,8 @@ inline constexpr auto k_echo_wait = std::chrono::seconds(1);
 
 // What a receiver may answer an OPEN with.
 [[nodiscard]] constexpr bool is_refusal(Status s) noexcept {
-    return s == Status::invalid_file || s == Status::unsupported_data_type ||
-           s == Status::stopped || s == Status::peer_lost;
+    return s == Status::not_found || s == Status::mismatch || s == Status::stopped ||
+           s == Status::peer_lost;
 }
 
 class SenderState final : public Endpoint, public std::enable_shared_from_this<SenderState> {
@@ -31,7 +31,7 @@ public:
         : node_(node), peer_(peer), flavor_(flavor), element_bytes_(element_bytes) {}
 
     // Sends OPEN for `name` and waits for the answer: ok, or the receiver's refusal
-    // (invalid_file: no such name; unsupported_data_type: another flavor or element size;
+    // (not_found: no such name; mismatch: another flavor or element size;
     // stopped; peer_lost), timed_out, peer_lost (not connected, or lost meanwhile).
     Status open(const std::string& name, Deadline d);
     // Sends CLOSE with the credits left (so the receiver can give them to others) and leaves.

@@ -14,6 +14,7 @@
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/detail/channel_wire.hpp>
 #include <ferry/net/node.hpp>
+#include <ferry/runtime/profiler.hpp>
 #include <mutex>
 #include <vector>
 
@@ -91,6 +92,7 @@ Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt at
     }
     std::unique_lock lock(ws.mutex);
     ++ws.blocked; // parked (or about to be) until this call returns
+    const TraceSpan parked("net.park", "channel");
     for (;;) {
         if ((s = attempt(out)) != busy || !out.empty()) {
             lock.unlock();

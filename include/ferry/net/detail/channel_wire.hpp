@@ -257,7 +257,7 @@ inline Verdict Directory::dispatch(Delivery& d) {
     const std::uint32_t id = kind == WireKind::open ? find_name(w.to) : w.to;
     if (kind == WireKind::open && id == 0) {
         const Outgoing no{d.peer(), make_wire(WireKind::refuse, w.from, 0,
-                                              static_cast<std::uint64_t>(Status::invalid_file))};
+                                              static_cast<std::uint64_t>(Status::not_found))};
         post_all(node_, {no});
         return nullptr;
     }

@@ -3,6 +3,7 @@
 // and Failure behaviour; docs/security.md for what is refused).
 
 #include <ferry/net/detail/node_state.hpp>
+#include <ferry/runtime/profiler.hpp>
 
 namespace ferry::net {
 
@@ -101,6 +102,7 @@ inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason, bool
         } else {
             detail::log_line("lost peer " + std::to_string(conn.id) + " (" + conn.where +
                              "): " + reason);
+            trace_instant("net.peer_lost", "net");
         }
         losses.fetch_add(1, std::memory_order_acq_rel);
         newly_lost.push_back(conn.id);

@@ -10,6 +10,7 @@
 #include <ferry/net/detail/node_rma.hpp>
 #include <ferry/net/detail/node_services.hpp>
 #include <ferry/net/detail/node_state.hpp>
+#include <ferry/runtime/profiler.hpp>
 
 namespace ferry::net {
 
@@ -41,29 +42,34 @@ inline Status Delivery::receive_into(std::span<std::byte> into, std::function<vo
 inline Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 inline Node::~Node() = default;
 
-inline Result<std::unique_ptr<Node>> Node::start(NodeOptions options) {
+inline Expected<std::unique_ptr<Node>> Node::start(NodeOptions options) {
+    const detail::ErrorCapture reason;
+    const auto failed = [&](Status s) {
+        return Error{
+            s, reason.text_or("ferry/net: cannot start a node: " + std::string(name_of(s))), 0};
+    };
     if (options.secret.empty() || options.heartbeat.count() <= 0 ||
         options.peer_timeout <= options.heartbeat || options.handshake_timeout.count() <= 0) {
         detail::log_line("cannot start: empty secret, heartbeat not shorter than peer_timeout, "
                          "or a handshake_timeout that is not positive");
-        return Status::invalid_param;
+        return failed(Status::invalid_param);
     }
     if (!options.listen.empty() && !detail::parse_address(options.listen).address) {
         detail::log_line("cannot listen: " + detail::parse_address(options.listen).error);
-        return Status::invalid_param;
+        return failed(Status::invalid_param);
     }
     auto impl = std::make_unique<Impl>();
     impl->options = std::move(options);
     if (const auto s = impl->start_ucx(); s != Status::ok) {
-        return s;
+        return failed(s);
     }
     if (!impl->options.listen.empty()) {
         if (const auto s = impl->start_listener(); s != Status::ok) {
-            return s;
+            return failed(s);
         }
     }
     if (const auto s = impl->start_thread(); s != Status::ok) {
-        return s;
+        return failed(s);
     }
     return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -72,8 +78,17 @@ inline std::string Node::address() const {
     return impl_->listen_address;
 }
 
-inline Result<PeerId> Node::connect(std::string_view address, Timeout timeout) {
-    return impl_->connect(address, timeout);
+inline Expected<PeerId> Node::connect(std::string_view address, Timeout timeout) {
+    const TraceSpan trace("net.connect", "net");
+    const detail::ErrorCapture reason;
+    const Result<PeerId> id = impl_->connect(address, timeout);
+    if (id) {
+        return *id;
+    }
+    const std::string what =
+        "ferry/net: connect to " + std::string(address) + ": " + name_of(id.status());
+    const std::string why = reason.text_or({});
+    return Error{id.status(), why.empty() ? what : what + " (" + why + ")", 0};
 }
 
 inline std::vector<PeerId> Node::peers() const {

@@ -6,6 +6,7 @@
 #include <ferry/runtime/log.hpp>
 #include <string>
 #include <ucp/api/ucp.h>
+#include <utility>
 
 namespace ferry::net::detail {
 
@@ -37,8 +38,41 @@ namespace ferry::net::detail {
 
 // Every diagnostic of ferry/net goes through ferry::log (stderr unless a sink is set), one line
 // with this prefix; failures and lost peers at error, refusals of a peer's input at warning.
+// While an ErrorCapture lives on a thread, the first failure that thread logs is also kept in
+// it: what Node::start and Node::connect put in their Error's message, so that the reason
+// reaches the caller whatever the log level.
+class ErrorCapture {
+public:
+    ErrorCapture() noexcept : outer_(std::exchange(current(), this)) {}
+    ErrorCapture(const ErrorCapture&) = delete;
+    ErrorCapture& operator=(const ErrorCapture&) = delete;
+    ~ErrorCapture() { current() = outer_; }
+
+    // The captured line, or `fallback` when nothing failed in a logged way.
+    [[nodiscard]] std::string text_or(std::string fallback) const {
+        return text_.empty() ? std::move(fallback) : text_;
+    }
+    static void keep(const std::string& line) {
+        if (ErrorCapture* c = current(); c != nullptr && c->text_.empty()) {
+            c->text_ = line;
+        }
+    }
+
+private:
+    static ErrorCapture*& current() noexcept {
+        static thread_local ErrorCapture* capture = nullptr;
+        return capture;
+    }
+    ErrorCapture* outer_;
+    std::string text_;
+};
+
 inline void log_line(const std::string& text, LogLevel level = LogLevel::error) {
-    log(level, "ferry/net: " + text);
+    std::string line = "ferry/net: " + text;
+    if (level >= LogLevel::warning) {
+        ErrorCapture::keep(line);
+    }
+    log(level, line);
 }
 
 inline void log_ucx(const char* what, ucs_status_t s) {
