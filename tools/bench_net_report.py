@@ -30,6 +30,10 @@ COMPARISONS = [
                "items_per_second", "higher", 0.9, "M msg/s"),
     Comparison("rate", "ferry", "raw_tag", "64 B ChannelSender rate vs raw ucp_tag_send_nbx",
                "items_per_second", "higher", 0.9, "M msg/s"),
+    Comparison("rate", "ferry_batch", "raw_am", "64 B ChannelSender::send_n (batches of 64) vs raw ucp_am_send_nbx (one per call)",
+               "items_per_second", "higher", 0.9, "M msg/s"),
+    Comparison("rate", "ferry_batch", "ferry", "64 B send_n batches vs one-at-a-time send (both ferry)",
+               "items_per_second", "higher", None, "M msg/s"),
     Comparison("rate", "ferry", "raw_am_spin", "64 B ChannelSender rate vs raw AM, both sides spinning",
                "items_per_second", "higher", None, "M msg/s"),
     Comparison("rate", "raw_tag", "raw_am", "raw tag rate vs raw AM rate (the two baselines)",
@@ -64,10 +68,23 @@ def exchange_detail(measure, reps, values):
     return f" (p99 {p99:.3g} us; {share:.0%} of a {LAYER_BUDGET_US} us layer)"
 
 
+# A run started above this 1-minute load average is labelled "loaded".
+LOADED_ABOVE = 1.0
+
+
 def load_average(path):
-    context = json.loads(Path(path).read_text()).get("context", {})
-    load = context.get("load_avg")
-    return "unknown" if not load else " / ".join(f"{x:.2f}" for x in load)
+    """The load at the start (Google Benchmark's context), the range of the 1-minute load the
+    rows recorded after their repetitions (counter load_after), and the label."""
+    data = json.loads(Path(path).read_text())
+    load = data.get("context", {}).get("load_avg")
+    start = "unknown" if not load else " / ".join(f"{x:.2f}" for x in load)
+    after = [run["load_after"] for run in data.get("benchmarks", [])
+             if run.get("run_type") != "aggregate" and run.get("load_after", -1) >= 0]
+    if after:
+        start += f"; 1 min after the repetitions: {min(after):.2f}..{max(after):.2f}"
+    if not load or load[0] > LOADED_ABOVE:
+        start += f" -- LOADED (started above {LOADED_ABOVE})" if load else " -- load unknown"
+    return start
 
 
 def main(argv):

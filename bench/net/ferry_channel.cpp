@@ -5,6 +5,8 @@
 //                        4096>: blocking send and receive, the capacity equal to the raw
 //                        baselines' window (ferry's credits do what the raw sender's window
 //                        does by hand)
+//   rate/ferry_batch/64B the same channel and messages, sent with send_n in batches of
+//                        k_rate_batch (the receiver still receives them one by one)
 //   bandwidth/ferry/S    net::MessageSender::send(bytes) -> net::MessageReceiver with a pool of
 //                        16 (64KiB) or 4 (4MiB) buffers of S bytes, read in place
 //                        (receive_view, then release): the Dataset channel's transport without
@@ -29,6 +31,7 @@
 #include <ferry/net/message_channel.hpp>
 #include <ferry/tensor/dataset.hpp>
 #include <ferry/tensor/wire_format.hpp>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -87,6 +90,41 @@ Timed rate_to_peer() {
         [](RateSender& sender, std::uint64_t i) { return sender.send(message_of(i)); });
 }
 
+constexpr std::size_t k_rate_batch = 64; // 4 KiB of 64-byte messages: one send_n batch
+
+// Message i staged into a batch, sent with send_n when the batch is full or i ends the warm-up
+// or the stream (the harness times from the first message after the warm-up).
+class Batcher {
+public:
+    explicit Batcher(std::uint64_t count) : warmup_(count / 4), last_(count / 4 + count - 1) {}
+    ferry::Status add(RateSender& sender, std::uint64_t i) {
+        batch_[staged_++] = message_of(i);
+        if (staged_ < k_rate_batch && i + 1 != warmup_ && i != last_) {
+            return ferry::Status::ok;
+        }
+        std::size_t sent = 0;
+        const ferry::Status s = sender.send_n(std::span(batch_).first(staged_), sent);
+        staged_ = 0;
+        return s;
+    }
+
+private:
+    std::uint64_t warmup_;
+    std::uint64_t last_;
+    std::array<Message, k_rate_batch> batch_{};
+    std::size_t staged_ = 0;
+};
+
+Timed batched_rate_to_peer() {
+    const auto cpus = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(cpus.first);
+    const StreamShape shape = shape_of(64);
+    Batcher batcher(shape.count);
+    return stream_to_peer<RateSender>(
+        cpus.second, "ferry_rate_sink", {std::to_string(shape.count)}, k_rate_name, shape.count,
+        [&](RateSender& sender, std::uint64_t i) { return batcher.add(sender, i); });
+}
+
 Timed bulk_to_peer(std::size_t size) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
@@ -139,12 +177,14 @@ Timed datasets_to_peer(std::size_t size) {
         });
 }
 
-void rate_ferry(benchmark::State& state) {
+void rate_ferry(benchmark::State& state, bool batched) {
     for (auto _ : state) {
-        if (!record(state, ferry::bench::net::guarded<Timed>(rate_to_peer))) {
+        if (!record(state, ferry::bench::net::guarded<Timed>(batched ? batched_rate_to_peer
+                                                                     : rate_to_peer))) {
             break;
         }
     }
+    state.counters["load_after"] = ferry::bench::net::load_1min();
     state.SetItemsProcessed(static_cast<std::int64_t>(shape_of(64).count) * state.iterations());
     state.SetBytesProcessed(static_cast<std::int64_t>(shape_of(64).count * 64) *
                             state.iterations());
@@ -255,7 +295,11 @@ int ferry_dataset_sink(const std::vector<std::string>& args, Reporter report) {
     ferry::bench::net::add_role("ferry_bulk_sink", &ferry_bulk_sink) &&
     ferry::bench::net::add_role("ferry_dataset_sink", &ferry_dataset_sink);
 
-BENCHMARK(rate_ferry)->Name("rate/ferry/64B")->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(rate_ferry, one, false)->Name("rate/ferry/64B")->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(rate_ferry, batch, true)
+    ->Name("rate/ferry_batch/64B")
+    ->UseManualTime()
+    ->Iterations(1);
 #define FERRY_NET_BANDWIDTH(side, param, size, dataset)                                            \
     BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, dataset)                              \
         ->Name("bandwidth/" #side "/" #param)                                                      \

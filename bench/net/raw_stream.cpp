@@ -138,6 +138,7 @@ void stream(benchmark::State& state, std::size_t size, bool tag, Waiting waiting
             break;
         }
     }
+    state.counters["load_after"] = ferry::bench::net::load_1min();
     state.SetItemsProcessed(static_cast<std::int64_t>(shape.count) * state.iterations());
     state.SetBytesProcessed(static_cast<std::int64_t>(shape.count * size) * state.iterations());
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 namespace ferry::bench::net {
 
@@ -29,6 +30,14 @@ inline StreamShape shape_of(std::size_t size, bool tag = false) {
         return {size, k_messages, 4096, tag};
     }
     return {size, k_stream_bytes / size, size >= (std::size_t{1} << 20) ? 4U : 16U, tag};
+}
+
+// The 1-minute load average now, -1 when unknown. Rows record it after each repetition (counter
+// `load_after`; Google Benchmark's context has the load at the start), so that a run on a
+// loaded machine says so (tools/bench_net_report.py).
+inline double load_1min() noexcept {
+    double load[1] = {-1};
+    return ::getloadavg(load, 1) == 1 ? load[0] : -1;
 }
 
 } // namespace ferry::bench::net

@@ -6,6 +6,7 @@
 //     auto jobs = ferry::net::ChannelReceiver<Job, 64>::create(**node, "jobs");   // node A
 //     auto out = ferry::net::ChannelSender<Job>::open(*other, peer_a, "jobs");     // node B
 //     out->send(job);                                  // blocks while the receiver is full
+//     out->send_n(jobs_batch, sent);                   // many per network message
 //     auto next = jobs->receive_for(5ms);              // Result<Job>
 //
 // Semantics: those of ferry::ipc::Channel across nodes — send/try_send/send_for/send_until,
@@ -29,6 +30,7 @@
 #include <ferry/runtime/profiler.hpp>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -167,6 +169,26 @@ public:
         return send_at(value, detail::Deadline::until(deadline));
     }
 
+    // ---- send a batch ------------------------------------------------------------------------
+    // Sends `values` in order, as send() would one by one — one credit per message, the same
+    // statuses — but packs as many as this sender holds credits for (up to 4 KiB, at least one
+    // message) into each UCX message: one network send per batch instead of per message. The
+    // receiver still receives them one by one. `timeout` bounds the whole call. `sent` is always
+    // set: how many of the first values were handed to UCX; ok means all of them. With no_wait
+    // the values that credits allow go, then full. An empty span answers ok at once.
+    Status send_n(std::span<const T> values, std::size_t& sent,
+                  Timeout timeout = forever) noexcept {
+        return send_n_at(values, sent, detail::Deadline::of(timeout));
+    }
+    Status try_send_n(std::span<const T> values, std::size_t& sent) noexcept {
+        return send_n(values, sent, no_wait);
+    }
+    template <typename Duration>
+    Status send_n_until(std::span<const T> values, std::size_t& sent,
+                        std::chrono::time_point<clock, Duration> deadline) noexcept {
+        return send_n_at(values, sent, detail::Deadline::until(deadline));
+    }
+
 private:
     explicit ChannelSender(std::shared_ptr<detail::SenderState> s) noexcept
         : SenderHandle(std::move(s)) {}
@@ -182,6 +204,13 @@ private:
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }
+    }
+    Status send_n_at(std::span<const T> values, std::size_t& sent, detail::Deadline d) noexcept {
+        sent = 0;
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        return post_n_with_credits(std::as_bytes(values), sizeof(T), sent, d);
     }
 };
 

@@ -7,6 +7,7 @@
 // protected, so a handle is never sliced off its channel. Moving onto an open handle closes it
 // first; every call on a closed (or moved-from) handle answers uninitialized, 0 or stopped.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <ferry/core/expected.hpp>
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ferry::net::detail {
 
@@ -215,7 +217,38 @@ protected:
             if (const Status s = state_->acquire_credit(d); s != Status::ok) {
                 return s;
             }
-            return state_->post_data(bytes, std::move(owner));
+            return state_->post_data(bytes, 1, std::move(owner));
+        } catch (const std::bad_alloc&) {
+            return Status::bad_alloc;
+        }
+    }
+
+    // Posts the messages of `bytes` (each `element` bytes) in order, packing into each DATA as
+    // many as the credits held allow (at most max_batch(element)), waiting until `d` for
+    // credits. `sent`: how many went (a prefix). ok when all did; else as post_with_credit.
+    // The handle must be open.
+    Status post_n_with_credits(std::span<const std::byte> bytes, std::size_t element,
+                               std::size_t& sent, Deadline d) noexcept {
+        sent = 0;
+        const std::size_t total = bytes.size() / element;
+        try {
+            while (sent < total) {
+                // Copied before a credit is spent: a failed allocation costs no credit.
+                const std::size_t most = std::min(total - sent, max_batch(element));
+                const auto from = bytes.subspan(sent * element, most * element);
+                auto box = std::make_shared<std::vector<std::byte>>(from.begin(), from.end());
+                std::uint64_t got = 0;
+                if (const Status s = state_->acquire_credits(d, most, got); s != Status::ok) {
+                    return s;
+                }
+                const auto payload = std::span<const std::byte>(*box).first(got * element);
+                if (const Status s = state_->post_data(payload, got, std::move(box));
+                    s != Status::ok) {
+                    return s;
+                }
+                sent += got;
+            }
+            return Status::ok;
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }

@@ -115,8 +115,12 @@ private:
 
     Verdict on_open(Delivery& d, const ChannelWire& w, std::vector<Outgoing>& out);
     Verdict on_data(Delivery& d, const ChannelWire& w);
+    [[nodiscard]] const char* check_data(const Delivery& d, const ChannelWire& w,
+                                         const Sender* s) const;
+    void receive_batch(Delivery& d, std::uint64_t first, std::uint64_t count);
     Verdict on_sender_message(PeerId peer, const ChannelWire& w, std::vector<Outgoing>& out);
-    void landed(std::uint64_t seq, Status s);
+    void landed(std::uint64_t first, std::uint64_t count, Status s,
+                std::span<const std::byte> staged = {});
     void consumed(std::uint64_t sender, std::vector<Outgoing>& out);
     void flush(std::vector<Outgoing>& out);
     void distribute(std::vector<Outgoing>& out);

@@ -125,6 +125,9 @@ inline Verdict ReceiverState::on_sender_message(PeerId peer, const ChannelWire& 
         if (!s.wanting && !s.closed) {
             s.wanting = true;
             wanting_.push_back(it->first);
+            if (queue_.empty() && consumed_since_flush_ > 0) {
+                flush(out); // nothing queued will return them: pool what is owed now
+            }
         }
         break;
     case WireKind::give_back:
@@ -161,62 +164,104 @@ inline Verdict ReceiverState::on_sender_message(PeerId peer, const ChannelWire& 
     return nullptr;
 }
 
-// A message: checked (a sender that opened, a credit, the size), then copied into a free slot
-// (eager) or pulled by UCX straight into it (rendezvous; queued as pending until it landed, so
-// that messages keep their order).
+// Why a DATA of `w.a` messages from `s` (nullptr: no such sender) is refused; nullptr when it is
+// acceptable. Every field is checked before anything is taken: a sender that opened, a credit
+// per message, a count within the batch limit (1 for a message channel), the size.
+inline const char* ReceiverState::check_data(const Delivery& d, const ChannelWire& w,
+                                             const Sender* s) const {
+    if (s == nullptr || s->closed) {
+        return "ferry.net.channel: data from a sender that did not open";
+    }
+    const bool typed = flavor_ == Flavor::typed;
+    if (w.a == 0 || w.a > (typed ? max_batch(element_bytes_) : 1)) {
+        return "ferry.net.channel: data carrying no messages, or more than a batch";
+    }
+    if (w.a > s->outstanding) {
+        return "ferry.net.channel: data without a credit";
+    }
+    const std::uint64_t length = d.length();
+    const bool fits =
+        typed ? length == w.a * element_bytes_ : (length > 0 && length <= element_bytes_);
+    if (!fits || (!d.is_rendezvous() && d.eager().size() != length)) {
+        return "ferry.net.channel: data of the wrong size";
+    }
+    if (free_slots_.size() < w.a) { // not reached: every credit has its slot
+        return "ferry.net.channel: no free slot";
+    }
+    return nullptr;
+}
+
+// A DATA: checked (check_data), then each of its messages takes a free slot and a place in the
+// queue. Eager, the bytes are copied in at once; rendezvous, UCX pulls them (into the slot for
+// one message, into a staging buffer for a batch, whose slots are not contiguous) and the
+// entries wait as pending until they landed, so that messages keep their order.
 inline Verdict ReceiverState::on_data(Delivery& d, const ChannelWire& w) {
     const std::uint64_t length = d.length();
+    const bool eager = !d.is_rendezvous();
+    std::uint64_t first = 0;
     std::uint32_t slot = 0;
-    std::uint64_t seq = 0;
     {
         const std::lock_guard lock(wait_.mutex);
         const auto it = senders_.find(key(d.peer(), w.from));
-        if (it == senders_.end() || it->second.closed) {
-            return "ferry.net.channel: data from a sender that did not open";
+        if (const char* why = check_data(d, w, it == senders_.end() ? nullptr : &it->second)) {
+            return why;
         }
-        if (it->second.outstanding == 0) {
-            return "ferry.net.channel: data without a credit";
+        it->second.outstanding -= w.a;
+        first = next_seq_;
+        const std::uint64_t each = length / w.a;
+        for (std::uint64_t i = 0; i < w.a; ++i) {
+            slot = free_slots_.back();
+            free_slots_.pop_back();
+            if (eager) {
+                std::memcpy(slot_bytes(slot).data(), d.eager().data() + i * each, each);
+            }
+            queue_.push_back({next_seq_++, slot, it->first, each,
+                              eager ? EntryState::ready : EntryState::pending});
         }
-        const bool fits = flavor_ == Flavor::typed ? length == element_bytes_
-                                                   : (length > 0 && length <= element_bytes_);
-        if (!fits || (!d.is_rendezvous() && d.eager().size() != length)) {
-            return "ferry.net.channel: data of the wrong size";
-        }
-        if (free_slots_.empty()) { // not reached: every credit has its slot
-            return "ferry.net.channel: no free slot";
-        }
-        --it->second.outstanding;
-        slot = free_slots_.back();
-        free_slots_.pop_back();
-        seq = next_seq_++;
-        const bool eager = !d.is_rendezvous();
-        if (eager) {
-            std::memcpy(slot_bytes(slot).data(), d.eager().data(), length);
-        }
-        queue_.push_back(
-            {seq, slot, it->first, length, eager ? EntryState::ready : EntryState::pending});
     }
-    if (d.is_rendezvous()) {
+    if (!eager && w.a > 1) {
+        receive_batch(d, first, w.a);
+    } else if (!eager) {
         // The pool must outlive the transfer: the completion holds the state.
         auto self = shared_from_this();
         const Status s = d.receive_into(slot_bytes(slot).first(length),
-                                        [self, seq](Status st) { self->landed(seq, st); });
+                                        [self, first](Status st) { self->landed(first, 1, st); });
         if (s != Status::ok) {
-            landed(seq, Status::failure);
+            landed(first, 1, Status::failure);
         }
     }
     wait_.cv.notify_all();
     return nullptr;
 }
 
-inline void ReceiverState::landed(std::uint64_t seq, Status s) {
+// A batch that came by rendezvous: pulled whole into a staging buffer, then copied into its
+// messages' slots when it landed.
+inline void ReceiverState::receive_batch(Delivery& d, std::uint64_t first, std::uint64_t count) {
+    auto staging = std::make_shared<std::vector<std::byte>>(d.length());
+    auto self = shared_from_this();
+    const Status s = d.receive_into(*staging, [self, first, count, staging](Status st) {
+        self->landed(first, count, st, *staging);
+    });
+    if (s != Status::ok) {
+        landed(first, count, Status::failure);
+    }
+}
+
+// Messages first .. first + count - 1 landed (or failed); a batch's bytes are in `staged`.
+inline void ReceiverState::landed(std::uint64_t first, std::uint64_t count, Status s,
+                                  std::span<const std::byte> staged) {
     {
         const std::lock_guard lock(wait_.mutex);
-        for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
-            if (it->seq == seq) {
-                it->state = s == Status::ok ? EntryState::ready : EntryState::failed;
-                break;
+        for (auto it = queue_.rbegin(); it != queue_.rend() && it->seq >= first; ++it) {
+            if (it->seq >= first + count) {
+                continue;
             }
+            const std::uint64_t i = it->seq - first;
+            if (s == Status::ok && !staged.empty()) {
+                std::memcpy(slot_bytes(it->slot).data(), staged.data() + i * it->length,
+                            it->length);
+            }
+            it->state = s == Status::ok ? EntryState::ready : EntryState::failed;
         }
     }
     wait_.cv.notify_all();
@@ -242,7 +287,15 @@ inline Status ReceiverState::take(Taken& out, Deadline d) {
         }
         return lost_ ? Status::peer_lost : stopped_ ? Status::stopped : Status::empty;
     };
-    return wait_until(node_, wait_, d, Status::empty, attempt, [this] { check_peers(); });
+    // Found nothing and about to park or give up: this receiver is idle, so what it owes goes
+    // back now (a receiver that keeps finding messages returns credits in batches only).
+    const auto idle = [this](std::vector<Outgoing>& o) {
+        if (consumed_since_flush_ > 0) {
+            flush(o);
+        }
+    };
+    return wait_until(
+        node_, wait_, d, Status::empty, attempt, [this] { check_peers(); }, idle);
 }
 
 inline void ReceiverState::give_back(const Taken& t) {
@@ -257,7 +310,11 @@ inline void ReceiverState::give_back(const Taken& t) {
 }
 
 // A consumed message's credit is owed to its sender (or freed, when the sender is gone) and
-// returned in batches: once a quarter of the capacity was consumed, or the queue ran empty.
+// returned in batches: once a quarter of the capacity was consumed, when the queue ran empty
+// while a sender wants, or when a receive finds nothing (take's idle hook). Not merely because
+// the queue ran empty: a receiver faster than its sender empties the queue at every message,
+// and a CREDIT per message costs both nodes a send and a wake-up each
+// (docs/performance/net.md, Channel rate).
 inline void ReceiverState::consumed(std::uint64_t sender, std::vector<Outgoing>& out) {
     const auto it = senders_.find(sender);
     if (it != senders_.end() && !it->second.closed) {
@@ -265,7 +322,7 @@ inline void ReceiverState::consumed(std::uint64_t sender, std::vector<Outgoing>&
     } else {
         ++free_;
     }
-    if (++consumed_since_flush_ >= batch_ || queue_.empty()) {
+    if (++consumed_since_flush_ >= batch_ || (queue_.empty() && !wanting_.empty())) {
         flush(out);
     }
 }

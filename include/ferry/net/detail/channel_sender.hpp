@@ -2,6 +2,7 @@
 // The sending end of a remote channel, shared by net::ChannelSender and net::MessageSender: the
 // open handshake, the credits this sender holds, and stop / loss (docs/multi-node-channels.md).
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,12 @@ public:
 
     // Spends a credit, waiting for one: ok, full (no_wait), timed_out, stopped, peer_lost.
     Status acquire_credit(Deadline d) {
+        std::uint64_t got = 0;
+        return acquire_credits(d, 1, got);
+    }
+    // Spends between 1 and `most` credits (as many as this sender holds), waiting for the
+    // first: ok with `got` set, or as acquire_credit.
+    Status acquire_credits(Deadline d, std::uint64_t most, std::uint64_t& got) {
         const auto attempt = [&](std::vector<Outgoing>& out) -> Status {
             if (lost_) {
                 return Status::peer_lost;
@@ -59,7 +66,8 @@ public:
                 return Status::stopped;
             }
             if (credits_ > 0) {
-                --credits_;
+                got = std::min(credits_, most);
+                credits_ -= got;
                 return Status::ok;
             }
             if (!want_sent_) { // once per dry spell: the next grant answers it
@@ -70,9 +78,11 @@ public:
         };
         return wait_until(node_, wait_, d, Status::full, attempt, [this] { check_peer(); });
     }
-    // Posts one DATA carrying `payload`, kept alive by `owner` until UCX is done with it.
-    Status post_data(std::span<const std::byte> payload, std::shared_ptr<const void> owner) {
-        const ChannelWire w = make_wire(WireKind::data, receiver_, id_);
+    // Posts one DATA carrying `count` messages (`payload`, back to back), kept alive by `owner`
+    // until UCX is done with it.
+    Status post_data(std::span<const std::byte> payload, std::uint64_t count,
+                     std::shared_ptr<const void> owner) {
+        const ChannelWire w = make_wire(WireKind::data, receiver_, id_, count);
         const Status s = node_.post(peer_, k_channel_service, bytes_of(w), payload,
                                     [owner = std::move(owner)](Status) {});
         return s == Status::ok ? s : Status::peer_lost;

@@ -63,15 +63,20 @@ auto with_lock(std::mutex& m, F f) {
 // mutex is released) until it answers something other than `busy`, or the deadline passes:
 // then timed_out, or `busy` itself for no_wait and a deadline already past when given.
 // `on_loss()` runs without the mutex whenever the node's loss counter moved while parked.
-template <typename Attempt, typename OnLoss>
+// `on_idle(out)` runs with the mutex held whenever the call is about to give up or park with
+// nothing to show (not during the spin phase): a receiver returns the credits it owes then.
+template <typename Attempt, typename OnLoss, typename OnIdle>
 Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt attempt,
-                  OnLoss on_loss) {
+                  OnLoss on_loss, OnIdle on_idle) {
     std::vector<Outgoing> out;
-    const auto try_once = [&] {
+    const auto try_once = [&](bool last) {
         Status s;
         {
             const std::lock_guard lock(ws.mutex);
             s = attempt(out);
+            if (s == busy && last) {
+                on_idle(out);
+            }
         }
         if (!out.empty()) {
             post_all(node, out);
@@ -79,14 +84,15 @@ Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt at
         }
         return s;
     };
-    Status s = try_once();
-    if (s != busy || !d.may_wait || d.at == k_past_deadline) {
+    const bool may_wait = d.may_wait && d.at != k_past_deadline;
+    Status s = try_once(!may_wait);
+    if (s != busy || !may_wait) {
         return s;
     }
     const auto spin_end = Clock::now() + k_spin_time;
     while (Clock::now() < spin_end && Clock::now() < d.at) {
         node.progress();
-        if ((s = try_once()) != busy) {
+        if ((s = try_once(false)) != busy) {
             return s;
         }
     }
@@ -94,7 +100,10 @@ Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt at
     ++ws.blocked; // parked (or about to be) until this call returns
     const TraceSpan parked("net.park", "channel");
     for (;;) {
-        if ((s = attempt(out)) != busy || !out.empty()) {
+        if ((s = attempt(out)) == busy && out.empty()) {
+            on_idle(out);
+        }
+        if (s != busy || !out.empty()) {
             lock.unlock();
             post_all(node, out);
             out.clear();
@@ -118,6 +127,13 @@ Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt at
     }
     --ws.blocked;
     return s;
+}
+
+// The same, for a waiter with nothing to do when idle (a sender).
+template <typename Attempt, typename OnLoss>
+Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt attempt,
+                  OnLoss on_loss) {
+    return wait_until(node, ws, d, busy, attempt, on_loss, [](std::vector<Outgoing>&) {});
 }
 
 } // namespace ferry::net::detail

@@ -45,7 +45,8 @@ enum class WireKind : std::uint16_t {
     open = 1,  // sender -> receiver: to = name hash, a = element bytes, b = flavor; payload: name
     accept,    // receiver -> sender: a = initial credits, b = capacity, c = element bytes
     refuse,    // receiver -> sender: a = the Status the sender's open answers
-    data,      // sender -> receiver: payload = one message; spends one credit
+    data,      // sender -> receiver: a = messages carried (1, or up to max_batch for a
+               // typed channel's send_n); payload = their bytes back to back; one credit each
     credit,    // receiver -> sender: a = credits granted
     want,      // sender -> receiver: the sender has no credit left and wants some
     recall,    // receiver -> sender: give back the credits above a = keep
@@ -55,6 +56,17 @@ enum class WireKind : std::uint16_t {
                // receiver -> sender: the CLOSE was taken
 };
 inline constexpr std::uint16_t k_last_kind = static_cast<std::uint16_t>(WireKind::close);
+
+// A typed channel's send_n packs several messages into one DATA, up to this many bytes (at
+// least one message): one UCX send, one system call over tcp, instead of one per message
+// (docs/performance/net.md, Channel rate). Both ends derive the limit from the element size;
+// the receiver refuses a DATA carrying more.
+inline constexpr std::size_t k_max_batch_bytes = 4096;
+[[nodiscard]] constexpr std::size_t max_batch(std::size_t element_bytes) noexcept {
+    return element_bytes == 0 || element_bytes >= k_max_batch_bytes
+               ? 1
+               : k_max_batch_bytes / element_bytes;
+}
 
 // What a channel carries: both ends must agree (an OPEN for the other flavor is refused).
 enum class Flavor : std::uint16_t { typed = 1, message = 2 };
