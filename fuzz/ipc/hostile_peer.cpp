@@ -182,7 +182,7 @@ constexpr std::size_t k_ring_fields[] = {
     offsetof(detail::RingControl, slots_word),    offsetof(detail::RingControl, blocked),
     offsetof(detail::RingControl, next_watch_ns),
 };
-constexpr std::size_t k_ring_at = detail::k_payload_alignment;
+constexpr std::size_t k_ring_at = detail::k_payload_offset;
 
 // The cell stride of the channel under attack: a turn line, then the cell.
 std::size_t stride_of(std::size_t cell_bytes) {

@@ -8,6 +8,7 @@
 // registered as a participant. A file that fails a check is reported with the check's message.
 
 #include <cstdint>
+#include <ferry/channel/stats.hpp>
 #include <ferry/ipc/detail/process_identity.hpp>
 #include <optional>
 #include <string>
@@ -33,6 +34,13 @@ struct RingReport {
     bool lost = false;
 };
 
+// A channel's counters (docs/processes.md, Counters): the sum over every slot's block, and each
+// slot whose block counted anything (a block keeps its counts after its process left).
+struct CountersReport {
+    ChannelStats total;
+    std::vector<std::pair<std::size_t, ChannelStats>> by_slot;
+};
+
 struct WindowReport {
     std::uint64_t data_bytes = 0;
     bool published = false;
@@ -56,6 +64,7 @@ struct SegmentReport {
     std::optional<HeaderFields> header;
     std::vector<Participant> participants; // registered slots only
     std::optional<RingReport> ring;
+    std::optional<CountersReport> counters; // channels
     std::optional<WindowReport> window;
     std::optional<std::size_t> max_message_bytes; // message channels, from the layout name
     bool stale = false; // no live participant: gc may remove it (the library decides again)

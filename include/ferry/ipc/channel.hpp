@@ -18,6 +18,9 @@
 // Removal: the last live participant to close (or destroy) its Channel removes the name; dead
 // participants do not count, and a name left by processes that all died is reclaimed by the
 // next create.
+// Counters: stats() sums what every process counted on this channel, kept in the segment
+// (ferry/channel/stats.hpp; docs/processes.md, Counters); a policy with counters = false has
+// none.
 
 #include <chrono>
 #include <cstddef>
@@ -27,6 +30,7 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <ferry/ipc/detail/channel_counters.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
@@ -71,12 +75,14 @@ public:
                                                 std::chrono::milliseconds wait = k_default_wait);
 
     Channel(Channel&& other) noexcept
-        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})) {}
+        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})),
+          counters_(std::exchange(other.counters_, {})) {}
     Channel& operator=(Channel&& other) noexcept {
         if (this != &other) {
             static_cast<void>(close());
             segment_ = std::move(other.segment_);
             ring_ = std::exchange(other.ring_, {});
+            counters_ = std::exchange(other.counters_, {});
         }
         return *this;
     }
@@ -93,6 +99,7 @@ public:
     // removes the name. Idempotent. Calls on a closed channel answer uninitialized.
     Expected<void> close() {
         ring_ = {};
+        counters_ = {};
         return segment_.is_open() ? segment_.close_and_remove_if_last() : Expected<void>{};
     }
     [[nodiscard]] bool is_open() const noexcept { return ring_.attached(); }
@@ -144,7 +151,14 @@ public:
     [[nodiscard]] bool lost() const noexcept { return ring_.attached() && ring_.lost(); }
     // Drops the queued items and wakes blocked senders; returns how many were dropped.
     // spsc: call it from the receiving side.
-    std::size_t clear() noexcept { return ring_.attached() ? ring_.clear(&segment_) : 0; }
+    std::size_t clear() noexcept {
+        if (!ring_.attached()) {
+            return 0;
+        }
+        const std::size_t dropped = ring_.clear(&segment_);
+        counters_.dropped(dropped);
+        return dropped;
+    }
     [[nodiscard]] std::size_t size() const noexcept { return ring_.attached() ? ring_.size() : 0; }
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     [[nodiscard]] static constexpr std::size_t capacity() noexcept { return Capacity; }
@@ -154,12 +168,20 @@ public:
         return ring_.attached() ? ring_.blocked() : 0;
     }
 
+    // What every process counted on this channel since it was created (all zero once closed).
+    [[nodiscard]] ChannelStats stats() const noexcept requires ferry::detail::counters_enabled<Policy> {
+        return detail::sum_counters(segment_.counter_area());
+    }
+
 private:
     static constexpr detail::RingPolicy k_policy =
         Policy::multi_producer ? detail::RingPolicy::mpmc : detail::RingPolicy::spsc;
 
+    using Counters = detail::ProcessCounters<ferry::detail::counters_enabled<Policy>>;
+
     Channel(Segment segment, detail::SharedRing ring) noexcept
-        : segment_(std::move(segment)), ring_(ring) {}
+        : segment_(std::move(segment)), ring_(ring),
+          counters_(detail::own_block(segment_), Policy::multi_producer) {}
 
     static clock::time_point deadline_of(Timeout timeout) noexcept {
         return timeout.is_forever() || timeout.is_no_wait() ? clock::time_point::max()
@@ -171,10 +193,11 @@ private:
             return Status::uninitialized;
         }
         detail::SharedRing::Claim c;
-        const Status s = ring_.claim(c, deadline, may_wait, &segment_);
+        const Status s = counters_.claim(ring_, c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(c.cell, &value, sizeof(T));
             ring_.publish(c);
+            counters_.sent(ring_, sizeof(T));
         }
         return s;
     }
@@ -185,10 +208,11 @@ private:
             return Status::uninitialized;
         }
         detail::SharedRing::Claim c;
-        const Status s = ring_.acquire(c, deadline, may_wait, &segment_);
+        const Status s = counters_.acquire(ring_, c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(out, c.cell, sizeof(T));
             ring_.release(c);
+            counters_.received(sizeof(T));
         }
         return s;
     }
@@ -206,6 +230,7 @@ private:
 
     Segment segment_;
     detail::SharedRing ring_; // on segment_'s payload; not attached when closed
+    Counters counters_;       // this process's block in segment_'s counter area
 };
 
 template <ProcessSendable T, std::size_t Capacity, ChannelPolicy Policy>
