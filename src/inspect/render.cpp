@@ -3,6 +3,7 @@
 #include "render.hpp"
 
 #include <cstdio>
+#include <ferry/core/detail/json_string.hpp>
 #include <utility>
 #include <vector>
 
@@ -171,21 +172,7 @@ std::string participants_json(const std::vector<Participant>& participants) {
 } // namespace
 
 std::string json_string(const std::string& text) {
-    std::string out = "\"";
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (byte < 0x20 || byte >= 0x7f) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-            out += escaped;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
+    return ferry::detail::json_string(text);
 }
 
 std::string to_json(const SegmentReport& r) {

@@ -135,9 +135,12 @@ public:
         counter_add(w.full, 1, shared);
         counter_raise(w.high_water, capacity, shared);
     }
-    static void received(ReceiveCounterWords& w, std::uint64_t bytes, bool shared) noexcept {
-        counter_add(w.messages, 1, shared);
+    // Returns the count of messages received, this one included.
+    static std::uint64_t received(ReceiveCounterWords& w, std::uint64_t bytes,
+                                  bool shared) noexcept {
+        const std::uint64_t n = counter_add(w.messages, 1, shared);
         counter_add(w.bytes, bytes, shared);
+        return n;
     }
 
     // Adds one side's words to `s` (the reader's sum; each word loaded once).

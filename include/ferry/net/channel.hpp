@@ -97,7 +97,7 @@ private:
         }
         try {
             detail::Taken t;
-            const Status s = state_->take(t, d);
+            const Status s = take_counted(t, d);
             if (s == Status::ok) {
                 std::memcpy(out, t.bytes.data(), sizeof(T));
                 state_->give_back(t);

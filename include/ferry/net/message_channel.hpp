@@ -177,7 +177,7 @@ private:
         }
         try {
             detail::Taken t;
-            if (const Status s = state_->take(t, d); s != Status::ok) {
+            if (const Status s = take_counted(t, d); s != Status::ok) {
                 return s;
             }
             return View(state_, t);

@@ -26,10 +26,15 @@ public:
         CounterUpdates::found_full(send_.words, capacity, SharedWriters);
     }
     void refused() noexcept { counter_add(send_.words.refused, 1, SharedWriters); }
-    void received(std::uint64_t bytes) noexcept {
-        CounterUpdates::received(receive_.words, bytes, SharedWriters);
+    // Returns the count of messages received, this one included.
+    std::uint64_t received(std::uint64_t bytes) noexcept {
+        return CounterUpdates::received(receive_.words, bytes, SharedWriters);
     }
     void found_empty() noexcept { counter_add(receive_.words.empty, 1, SharedWriters); }
+    // A queue depth seen by some other path than a send (a remote channel's receiver).
+    void observed_depth(std::size_t depth) noexcept {
+        counter_raise(send_.words.high_water, depth, SharedWriters);
+    }
     // clear() is a receive of everything: the receiving side's words (mpmc: any thread).
     void dropped(std::size_t items) noexcept {
         if (items != 0) {
@@ -85,8 +90,9 @@ public:
     void sent(std::uint64_t, Depth) noexcept {}
     void found_full(std::size_t) noexcept {}
     void refused() noexcept {}
-    void received(std::uint64_t) noexcept {}
+    std::uint64_t received(std::uint64_t) noexcept { return 0; }
     void found_empty() noexcept {}
+    void observed_depth(std::size_t) noexcept {}
     void dropped(std::size_t) noexcept {}
     struct ParkedTime {
         ParkedTime(ChannelCounters&, ChannelSide) noexcept {}
