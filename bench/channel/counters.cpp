@@ -2,17 +2,16 @@
 // counters (ferry::spsc) and without them (a policy with counters = false), in one binary.
 //   counters/on|off/nonblocking/C   try_send / try_receive spinning, 10^6 messages
 //   counters/on|off/blocking/C      send / receive (forever), 10^6 messages
+//   counters/on|off/same_thread/64  try_send then try_receive on one thread, 10^6 each
 // Run with --benchmark_repetitions=10 (or more) --benchmark_enable_random_interleaving=true and
-// compare the medians of each on/off pair.
+// compare each on/off pair of the same repetition.
 #include "harness.hpp"
 
 #include <benchmark/benchmark.h>
+#include <chrono>
 #include <cstdint>
 
 namespace {
-using ferry::Status;
-using ferry::bench::spin_until;
-using ferry::bench::transfer_seconds;
 
 constexpr std::uint64_t k_messages = 1'000'000;
 
@@ -25,27 +24,8 @@ void transfer(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         ferry::Channel<std::uint64_t, C, Policy> ch;
-        const auto send = [&](std::uint64_t v) {
-            if constexpr (Blocking) {
-                (void)ch.send(std::move(v));
-            } else {
-                spin_until([&] { return ch.try_send(std::uint64_t{v}) == Status::ok; });
-            }
-        };
-        const auto receive = [&] {
-            if constexpr (Blocking) {
-                return ch.receive().value_or(0);
-            } else {
-                std::uint64_t v = 0;
-                spin_until([&] {
-                    auto r = ch.try_receive();
-                    v = r.value_or(0);
-                    return r.has_value();
-                });
-                return v;
-            }
-        };
-        state.SetIterationTime(transfer_seconds(k_messages, send, receive, ok));
+        state.SetIterationTime(
+            ferry::bench::channel_transfer_seconds<Blocking>(ch, k_messages, ok));
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(k_messages) * state.iterations());
     if (!ok) {
@@ -53,12 +33,39 @@ void transfer(benchmark::State& state) {
     }
 }
 
-BENCHMARK_TEMPLATE(transfer, ferry::spsc, 64, false)->Name("counters/on/nonblocking/64")->UseManualTime();
-BENCHMARK_TEMPLATE(transfer, uncounted, 64, false)->Name("counters/off/nonblocking/64")->UseManualTime();
-BENCHMARK_TEMPLATE(transfer, ferry::spsc, 64, true)->Name("counters/on/blocking/64")->UseManualTime();
-BENCHMARK_TEMPLATE(transfer, uncounted, 64, true)->Name("counters/off/blocking/64")->UseManualTime();
-BENCHMARK_TEMPLATE(transfer, ferry::spsc, 8192, true)->Name("counters/on/blocking/8192")->UseManualTime();
-BENCHMARK_TEMPLATE(transfer, uncounted, 8192, true)->Name("counters/off/blocking/8192")->UseManualTime();
+// One thread: try_send then try_receive, k_messages times. No other thread, so what it times is
+// the calls' own instructions (the counters' share included), little disturbed by a loaded
+// machine's scheduling.
+template <typename Policy>
+void same_thread(benchmark::State& state) {
+    ferry::Channel<std::uint64_t, 64, Policy> ch;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        const auto start = std::chrono::steady_clock::now();
+        for (std::uint64_t i = 0; i < k_messages; ++i) {
+            (void)ch.try_send(std::uint64_t{i});
+            sum += ch.try_receive().value_or(0);
+        }
+        state.SetIterationTime(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_messages) * state.iterations());
+}
+BENCHMARK_TEMPLATE(same_thread, ferry::spsc)->Name("counters/on/same_thread/64")->UseManualTime();
+BENCHMARK_TEMPLATE(same_thread, uncounted)->Name("counters/off/same_thread/64")->UseManualTime();
+
+#define FERRY_COUNTERS_PAIR(C, BLOCKING, KIND)                                                     \
+    BENCHMARK_TEMPLATE(transfer, ferry::spsc, C, BLOCKING)                                         \
+        ->Name("counters/on/" KIND "/" #C)                                                         \
+        ->UseManualTime();                                                                         \
+    BENCHMARK_TEMPLATE(transfer, uncounted, C, BLOCKING)                                           \
+        ->Name("counters/off/" KIND "/" #C)                                                        \
+        ->UseManualTime()
+
+FERRY_COUNTERS_PAIR(64, false, "nonblocking");
+FERRY_COUNTERS_PAIR(64, true, "blocking");
+FERRY_COUNTERS_PAIR(8192, true, "blocking");
 } // namespace
 
 BENCHMARK_MAIN();

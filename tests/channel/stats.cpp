@@ -17,7 +17,9 @@ struct uncounted : ferry::spsc {
 };
 
 template <typename Channel>
-concept HasStats = requires(const Channel& ch) { ch.stats(); };
+concept HasStats = requires(const Channel& ch) {
+    ch.stats();
+};
 } // namespace
 
 static_assert(HasStats<ferry::Channel<int, 4>>);
@@ -30,12 +32,12 @@ TEMPLATE_TEST_CASE("counters after a known sequence of calls", "", ferry::spsc, 
     for (std::uint32_t i = 0; i < 4; ++i) {
         REQUIRE(ch.try_send(std::uint32_t{i}) == Status::ok);
     }
-    CHECK(ch.try_send(9U) == Status::full);              // found full, refused
-    CHECK(ch.send_for(9U, 1ms) == Status::timed_out);    // found full, refused
+    CHECK(ch.try_send(9U) == Status::full);           // found full, refused
+    CHECK(ch.send_for(9U, 1ms) == Status::timed_out); // found full, refused
     REQUIRE(ch.try_receive().has_value());
     REQUIRE(ch.try_receive().has_value());
     CHECK(ch.clear() == 2);
-    CHECK(ch.try_receive().status() == Status::empty);   // found empty
+    CHECK(ch.try_receive().status() == Status::empty);        // found empty
     CHECK(ch.receive_for(1ms).status() == Status::timed_out); // found empty
     ch.stop();
     CHECK(ch.try_send(9U) == Status::stopped); // refused, not full

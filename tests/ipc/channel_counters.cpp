@@ -22,14 +22,15 @@ struct uncounted : ferry::spsc {
     static constexpr bool counters = false;
 };
 template <typename Channel>
-concept HasStats = requires(const Channel& ch) { ch.stats(); };
+concept HasStats = requires(const Channel& ch) {
+    ch.stats();
+};
 } // namespace
 
 static_assert(HasStats<Small>);
 static_assert(!HasStats<ferry::ipc::Channel<Message, 8, uncounted>>);
 
-TEST_CASE("ipc counters: what a sending process counted is read by the receiving one",
-          "[ipc]") {
+TEST_CASE("ipc counters: what a sending process counted is read by the receiving one", "[ipc]") {
     constexpr std::uint64_t n = 1000; // fits the ring: the sender never waits
     const auto name = unique_name("counted");
     auto channel = ipc_test::Stream::create(name);
@@ -43,7 +44,8 @@ TEST_CASE("ipc counters: what a sending process counted is read by the receiving
     CHECK(s.sent_bytes == n * sizeof(Message));
     CHECK(s.received == 0);
     CHECK(s.full == 0);
-    CHECK(s.high_water == n / ferry::detail::k_high_water_sample * ferry::detail::k_high_water_sample);
+    CHECK(s.high_water ==
+          n / ferry::detail::k_high_water_sample * ferry::detail::k_high_water_sample);
     for (std::uint64_t i = 0; i < n; ++i) {
         REQUIRE(channel->try_receive().has_value());
     }
@@ -61,7 +63,7 @@ TEST_CASE("ipc counters: every count after a known sequence of calls", "[ipc]") 
     for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) {
         REQUIRE(ch->try_send(make_message(i, 1)) == Status::ok);
     }
-    CHECK(ch->try_send(make_message(9, 1)) == Status::full);          // full, refused
+    CHECK(ch->try_send(make_message(9, 1)) == Status::full);           // full, refused
     CHECK(ch->send_for(make_message(9, 1), 1ms) == Status::timed_out); // full, refused
     REQUIRE(ch->try_receive().has_value());
     REQUIRE(ch->try_receive().has_value());
@@ -83,13 +85,13 @@ TEST_CASE("ipc counters: every count after a known sequence of calls", "[ipc]") 
     CHECK(s.high_water == ipc_test::k_small);
     CHECK(s.send_blocked_ns <= static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count()));
     CHECK(s.receive_blocked_ns >= 25'000'000U); // the 30 ms wait, never early
-    CHECK(s.receive_blocked_ns <= static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count()));
+    CHECK(s.receive_blocked_ns <=
+          static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count()));
     REQUIRE(ch->close());
     CHECK(ch->stats() == ferry::ChannelStats{}); // closed: nothing to read
 }
 
-TEST_CASE("ipc counters: a message channel counts message lengths, not cancelled loans",
-          "[ipc]") {
+TEST_CASE("ipc counters: a message channel counts message lengths, not cancelled loans", "[ipc]") {
     const auto name = unique_name("msgcount");
     auto ch = ferry::ipc::MessageChannel<>::create(name, 4, 256);
     REQUIRE(ch);

@@ -42,7 +42,7 @@ TEST_CASE("net counters: each end counts its own calls", "[net]") {
         REQUIRE(sender->send(make_message(i, 1), k_bound) == Status::ok);
     }
     // The receiver holds 4 undelivered messages: no credit is left anywhere.
-    CHECK(sender->try_send(make_message(9, 1)) == Status::full);             // full, refused
+    CHECK(sender->try_send(make_message(9, 1)) == Status::full);            // full, refused
     CHECK(sender->send_for(make_message(9, 1), 20ms) == Status::timed_out); // full, refused
     for (int i = 0; i < 4; ++i) {
         REQUIRE(receiver->receive_for(k_bound).has_value());

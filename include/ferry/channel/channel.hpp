@@ -189,7 +189,7 @@ public:
     // What the channel counted since it was made (ferry/channel/stats.hpp). Any thread; each
     // count is exact once the calls it counts have returned.
     [[nodiscard]] ChannelStats stats() const noexcept requires detail::counters_enabled<Policy> {
-        return counters_.snapshot();
+        return counters_.snapshot(sizeof(T));
     }
 
 private:
@@ -231,8 +231,8 @@ private:
         if (first == Status::full) {
             counters_.found_full(capacity());
         }
-        const Status s = first != Status::full || !may_wait ? first
-                                                             : send_blocking(value, deadline());
+        const Status s =
+            first != Status::full || !may_wait ? first : send_blocking(value, deadline());
         if (s != Status::ok) {
             counters_.refused();
         }
@@ -260,7 +260,7 @@ private:
     }
 
     // One attempt each; `full` / `empty` mean "would have to wait".
-    Status attempt_send(T& value) noexcept {
+    [[gnu::always_inline]] Status attempt_send(T& value) noexcept {
         if (flags_.stopped.load(std::memory_order_acquire)) {
             return Status::stopped;
         }
@@ -268,13 +268,13 @@ private:
             return Status::full;
         }
         items_.notify();
-        counters_.sent(sizeof(T), [this] { return ring_.size(); });
+        counters_.sent_fixed([this] { return ring_.size(); });
         return Status::ok;
     }
 
     // `counted`: the caller is already counted in blocked() (see PendingWait).
     template <typename Consume>
-    Status attempt_receive(Consume& consume, bool counted = false) noexcept {
+    [[gnu::always_inline]] Status attempt_receive(Consume& consume, bool counted = false) noexcept {
         if (pop(consume, counted)) {
             return Status::ok;
         }
@@ -292,7 +292,7 @@ private:
             return false;
         }
         slots_.notify();
-        counters_.received(sizeof(T));
+        counters_.received_fixed();
         return true;
     }
 
@@ -333,9 +333,9 @@ private:
     template <typename Consume>
     [[gnu::noinline]] Status receive_blocking(Consume& consume,
                                               clock::time_point deadline) noexcept {
-        return wait(items_, deadline, Status::empty, detail::ChannelSide::receive, [this, &consume](bool counted) noexcept {
-            return attempt_receive(consume, counted);
-        });
+        return wait(
+            items_, deadline, Status::empty, detail::ChannelSide::receive,
+            [this, &consume](bool counted) noexcept { return attempt_receive(consume, counted); });
     }
 
     // Waits on `event` (spin, then park) until `attempt` answers something other than `busy` or
@@ -454,7 +454,8 @@ private:
     PaddedEvent items_; // receivers wait here for an item
     PaddedEvent slots_; // senders wait here for a free slot
     BlockedCount blocked_;
-    using Counters = detail::ChannelCounters<detail::counters_enabled<Policy>, Policy::multi_producer>;
+    using Counters =
+        detail::ChannelCounters<detail::counters_enabled<Policy>, Policy::multi_producer>;
     Counters counters_;
 };
 

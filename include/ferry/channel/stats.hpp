@@ -25,12 +25,12 @@
 namespace ferry {
 
 struct ChannelStats {
-    std::uint64_t sent = 0;           // sends that answered ok
-    std::uint64_t sent_bytes = 0;     // their payload bytes
-    std::uint64_t received = 0;       // receives that answered ok
-    std::uint64_t received_bytes = 0; // their payload bytes
-    std::uint64_t full = 0;           // sends that found the channel full (then waited or not)
-    std::uint64_t empty = 0;          // receives that found it empty
+    std::uint64_t sent = 0;               // sends that answered ok
+    std::uint64_t sent_bytes = 0;         // their payload bytes
+    std::uint64_t received = 0;           // receives that answered ok
+    std::uint64_t received_bytes = 0;     // their payload bytes
+    std::uint64_t full = 0;               // sends that found the channel full (then waited or not)
+    std::uint64_t empty = 0;              // receives that found it empty
     std::uint64_t send_blocked_ns = 0;    // time sends spent parked (after the spin phase)
     std::uint64_t receive_blocked_ns = 0; // time receives spent parked
     std::uint64_t high_water = 0;         // the deepest queue seen (see above)

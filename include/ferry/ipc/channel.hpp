@@ -169,7 +169,8 @@ public:
     }
 
     // What every process counted on this channel since it was created (all zero once closed).
-    [[nodiscard]] ChannelStats stats() const noexcept requires ferry::detail::counters_enabled<Policy> {
+    [[nodiscard]] ChannelStats
+    stats() const noexcept requires ferry::detail::counters_enabled<Policy> {
         return detail::sum_counters(segment_.counter_area());
     }
 

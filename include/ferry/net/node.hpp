@@ -97,9 +97,9 @@ private:
 // channels' and windows' messages); heartbeats and the handshake are not counted.
 struct PeerStats {
     PeerId peer = 0;
-    std::string address;   // the other side's address, as this node knows it
-    bool accepted = false; // it connected to this node's listener
-    bool alive = false;    // false once lost
+    std::string address;     // the other side's address, as this node knows it
+    bool accepted = false;   // it connected to this node's listener
+    bool alive = false;      // false once lost
     std::string lost_reason; // why it was lost (empty while alive)
     std::uint64_t messages_sent = 0;
     std::uint64_t bytes_sent = 0; // payload bytes

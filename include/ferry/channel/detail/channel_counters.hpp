@@ -22,6 +22,16 @@ public:
     void sent(std::uint64_t bytes, Depth depth) noexcept {
         CounterUpdates::sent(send_.words, bytes, SharedWriters, depth);
     }
+    // A message of the channel's fixed size: only the message is counted (snapshot derives
+    // the bytes), one word less on the fast path.
+    template <typename Depth>
+    void sent_fixed(Depth depth) noexcept {
+        const std::uint64_t n = counter_add(send_.words.messages, 1, SharedWriters);
+        if ((n & (k_high_water_sample - 1)) == 0) {
+            counter_raise(send_.words.high_water, depth(), SharedWriters);
+        }
+    }
+    void received_fixed() noexcept { counter_add(receive_.words.messages, 1, SharedWriters); }
     void found_full(std::size_t capacity) noexcept {
         CounterUpdates::found_full(send_.words, capacity, SharedWriters);
     }
@@ -42,10 +52,15 @@ public:
         }
     }
 
-    [[nodiscard]] ChannelStats snapshot() const noexcept {
+    // fixed_bytes: the size of every message when counted with sent_fixed / received_fixed.
+    [[nodiscard]] ChannelStats snapshot(std::uint64_t fixed_bytes = 0) const noexcept {
         ChannelStats s;
         CounterUpdates::add_to(s, send_.words);
         CounterUpdates::add_to(s, receive_.words);
+        if (fixed_bytes != 0) {
+            s.sent_bytes = s.sent * fixed_bytes;
+            s.received_bytes = s.received * fixed_bytes;
+        }
         return s;
     }
 
@@ -88,6 +103,9 @@ class ChannelCounters<false, SharedWriters> {
 public:
     template <typename Depth>
     void sent(std::uint64_t, Depth) noexcept {}
+    template <typename Depth>
+    void sent_fixed(Depth) noexcept {}
+    void received_fixed() noexcept {}
     void found_full(std::size_t) noexcept {}
     void refused() noexcept {}
     std::uint64_t received(std::uint64_t) noexcept { return 0; }

@@ -75,8 +75,8 @@ public:
 
     // ring.claim, counted: a first attempt without waiting; only when it finds the ring full
     // (and the caller may wait) the waiting call, timed.
-    Status claim(SharedRing& ring, SharedRing::Claim& c, clock::time_point deadline,
-                 bool may_wait, const Segment* peers) noexcept {
+    Status claim(SharedRing& ring, SharedRing::Claim& c, clock::time_point deadline, bool may_wait,
+                 const Segment* peers) noexcept {
         Status s = ring.claim(c, deadline, false, peers);
         if (s == Status::ok) [[likely]] {
             return s;
@@ -105,8 +105,8 @@ public:
         if (first == Status::empty) {
             ferry::detail::counter_add(block_->receive.empty, 1, shared_);
         }
-        const bool retry = first == Status::empty ||
-                           (first == Status::timed_out && deadline > clock::now());
+        const bool retry =
+            first == Status::empty || (first == Status::timed_out && deadline > clock::now());
         if (!may_wait || !retry) {
             return first;
         }
@@ -118,7 +118,9 @@ public:
     void sent(const SharedRing& ring, std::uint64_t bytes) noexcept {
         Updates::sent(block_->send, bytes, shared_, [&ring] { return ring.size(); });
     }
-    void received(std::uint64_t bytes) noexcept { Updates::received(block_->receive, bytes, shared_); }
+    void received(std::uint64_t bytes) noexcept {
+        Updates::received(block_->receive, bytes, shared_);
+    }
     void dropped(std::size_t items) noexcept {
         if (items != 0) {
             ferry::detail::counter_add(block_->receive.dropped, items, shared_);
@@ -130,7 +132,8 @@ private:
     Status timed(std::uint64_t& word, Call call) noexcept {
         const auto start = clock::now();
         const Status s = call();
-        const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
+        const auto spent =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
         ferry::detail::counter_add(word, static_cast<std::uint64_t>(spent.count()), shared_);
         return s;
     }

@@ -81,8 +81,8 @@ public:
     // any, stays).
     Status write(std::string_view text, std::string& why) const {
         ::unlink(temporary_.c_str()); // a leftover of a write this process did not finish
-        const int fd = ::open(temporary_.c_str(),
-                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        const int fd =
+            ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
             why = "cannot create " + temporary_ + ": " + std::strerror(errno);
             return Status::failure;
