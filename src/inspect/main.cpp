@@ -87,7 +87,7 @@ int gc(const d::BootId& boot, const std::vector<std::string_view>& only, bool js
 // The nodes' state files in `dir` (or $FERRY_NET_STATE_DIR).
 int net(const std::vector<std::string_view>& args, bool json) {
     const char* from_environment = std::getenv("FERRY_NET_STATE_DIR");
-    const std::string dir = args.size() == 2     ? std::string(args[1])
+    const std::string dir = args.size() == 2   ? std::string(args[1])
                             : from_environment ? std::string(from_environment)
                                                : std::string();
     if (dir.empty() || args.size() > 2) {

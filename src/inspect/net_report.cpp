@@ -63,12 +63,11 @@ std::string read_checked(const std::string& path, std::string& text) {
         text.resize(k_max_state_bytes + 1);
         const ssize_t n = ::read(fd, text.data(), text.size());
         text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-        const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
-            return c == '\n' || (c >= 0x20 && c < 0x7f);
-        });
+        const bool printable = std::all_of(
+            text.begin(), text.end(), [](char c) { return c == '\n' || (c >= 0x20 && c < 0x7f); });
         if (n < 0 || text.size() > k_max_state_bytes || !printable) {
-            problem = "not printable text of at most " + std::to_string(k_max_state_bytes) +
-                      " bytes";
+            problem =
+                "not printable text of at most " + std::to_string(k_max_state_bytes) + " bytes";
         }
     }
     ::close(fd);

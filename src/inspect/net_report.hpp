@@ -16,7 +16,7 @@ namespace ferry::inspect {
 inline constexpr std::size_t k_max_state_bytes = std::size_t{1} << 20;
 
 struct NetStateReport {
-    std::string file;    // the name in the directory
+    std::string file; // the name in the directory
     std::int32_t pid = 0;
     bool stale = false;  // no process with that pid
     std::string problem; // empty when every check passed

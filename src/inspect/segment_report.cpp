@@ -3,10 +3,10 @@
 #include "segment_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
-#include <array>
 #include <ferry/ipc/detail/channel_counters.hpp>
 #include <ferry/ipc/detail/message_cell.hpp>
 #include <ferry/ipc/detail/segment_checks.hpp>
