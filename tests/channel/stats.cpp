@@ -1,6 +1,7 @@
 // Channel counters (ferry/channel/stats.hpp; docs/channel.md, Counters): every count after a
 // known sequence of calls, time parked, the high-water mark, counts from several threads, and a
 // policy without counters.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
@@ -79,12 +80,14 @@ TEST_CASE("time parked is counted for the side that waited") {
     SECTION("a blocked send released by a receive") {
         REQUIRE(ch.try_send(1) == Status::ok);
         REQUIRE(ch.try_send(2) == Status::ok);
-        std::thread sender([&ch] { CHECK(ch.send(3) == Status::ok); });
+        std::atomic<Status> got{Status::failure}; // Catch's checks stay on this thread
+        std::thread sender([&ch, &got] { got = ch.send(3); });
         while (ch.blocked() == 0) { // the sender is parked
             std::this_thread::yield();
         }
         REQUIRE(ch.try_receive().has_value());
         sender.join();
+        CHECK(got == Status::ok);
         const auto s = ch.stats();
         CHECK(s.send_blocked_ns > 0);
         CHECK(s.receive_blocked_ns == 0);
@@ -98,22 +101,24 @@ TEST_CASE("counts from several senders and receivers add up exactly") {
     constexpr int k_threads = 3;
     constexpr std::uint64_t k_each = 5000;
     ferry::Channel<std::uint64_t, 8, ferry::mpmc> ch;
+    std::atomic<int> failures{0}; // counted by the threads, checked by this one
     std::vector<std::thread> threads;
     for (int t = 0; t < k_threads; ++t) {
-        threads.emplace_back([&ch] {
+        threads.emplace_back([&ch, &failures] {
             for (std::uint64_t i = 0; i < k_each; ++i) {
-                REQUIRE(ch.send(std::uint64_t{i}) == Status::ok);
+                failures += ch.send(std::uint64_t{i}) == Status::ok ? 0 : 1;
             }
         });
-        threads.emplace_back([&ch] {
+        threads.emplace_back([&ch, &failures] {
             for (std::uint64_t i = 0; i < k_each; ++i) {
-                REQUIRE(ch.receive().has_value());
+                failures += ch.receive().has_value() ? 0 : 1;
             }
         });
     }
     for (auto& t : threads) {
         t.join();
     }
+    CHECK(failures == 0);
     const auto s = ch.stats();
     CHECK(s.sent == k_threads * k_each);
     CHECK(s.received == k_threads * k_each);
