@@ -1,6 +1,8 @@
 // Channel counters (ferry/channel/stats.hpp; docs/channel.md, Counters): every count after a
 // known sequence of calls, time parked, the high-water mark, counts from several threads, and a
 // policy without counters.
+#include "stats_support.hpp"
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -12,16 +14,8 @@
 using namespace std::chrono_literals;
 using ferry::Status;
 
-namespace {
-struct uncounted : ferry::spsc {
-    static constexpr bool counters = false;
-};
-
-template <typename Channel>
-concept HasStats = requires(const Channel& ch) {
-    ch.stats();
-};
-} // namespace
+using stats_test::HasStats;
+using stats_test::uncounted;
 
 static_assert(HasStats<ferry::Channel<int, 4>>);
 static_assert(!HasStats<ferry::Channel<int, 4, uncounted>>);

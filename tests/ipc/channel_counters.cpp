@@ -2,6 +2,7 @@
 // docs/processes.md, Counters): what another process counted is in this process's stats(),
 // every count after a known sequence of calls, time parked, message lengths as bytes, and a
 // policy without counters.
+#include "../channel/stats_support.hpp"
 #include "channel_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -17,15 +18,8 @@ using ipc_test::Small;
 using ipc_test::unique_name;
 using namespace std::chrono_literals;
 
-namespace {
-struct uncounted : ferry::spsc {
-    static constexpr bool counters = false;
-};
-template <typename Channel>
-concept HasStats = requires(const Channel& ch) {
-    ch.stats();
-};
-} // namespace
+using stats_test::HasStats;
+using stats_test::uncounted;
 
 static_assert(HasStats<Small>);
 static_assert(!HasStats<ferry::ipc::Channel<Message, 8, uncounted>>);
