@@ -198,4 +198,31 @@ inline double quantile(std::vector<double>& samples, double q) {
     return samples[std::min(rank, samples.size() - 1)];
 }
 
+// Seconds to move `n` values through a ferry channel `ch` between two threads
+// (transfer_seconds): try_send / try_receive spinning, or (Blocking) send / receive.
+template <bool Blocking, typename Channel>
+double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok) {
+    const auto send = [&ch](std::uint64_t v) {
+        if constexpr (Blocking) {
+            (void)ch.send(std::move(v));
+        } else {
+            spin_until([&] { return ch.try_send(std::uint64_t{v}) == ferry::Status::ok; });
+        }
+    };
+    const auto receive = [&ch] {
+        if constexpr (Blocking) {
+            return ch.receive().value_or(0);
+        } else {
+            std::uint64_t v = 0;
+            spin_until([&] {
+                auto r = ch.try_receive();
+                v = r.value_or(0);
+                return r.has_value();
+            });
+            return v;
+        }
+    };
+    return transfer_seconds(n, send, receive, checksum_ok);
+}
+
 } // namespace ferry::bench

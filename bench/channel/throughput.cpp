@@ -14,6 +14,7 @@
 
 namespace {
 using ferry::Status;
+using ferry::bench::channel_transfer_seconds;
 using ferry::bench::LockedQueue;
 using ferry::bench::round_trip_seconds;
 using ferry::bench::spin_until;
@@ -40,21 +41,7 @@ void nonblocking_ferry(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         ferry::Channel<std::uint64_t, C> ch;
-        state.SetIterationTime(transfer_seconds(
-            k_nonblocking_messages,
-            [&](std::uint64_t v) {
-                spin_until([&] { return ch.try_send(std::uint64_t{v}) == Status::ok; });
-            },
-            [&] {
-                std::uint64_t v = 0;
-                spin_until([&] {
-                    auto r = ch.try_receive();
-                    v = r.value_or(0);
-                    return r.has_value();
-                });
-                return v;
-            },
-            ok));
+        state.SetIterationTime(channel_transfer_seconds<false>(ch, k_nonblocking_messages, ok));
     }
     finish(state, k_nonblocking_messages, ok);
 }
@@ -82,9 +69,7 @@ void blocking_ferry(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         ferry::Channel<std::uint64_t, C> ch;
-        state.SetIterationTime(transfer_seconds(
-            k_blocking_messages<C>, [&](std::uint64_t v) { (void)ch.send(std::move(v)); },
-            [&] { return ch.receive().value_or(0); }, ok));
+        state.SetIterationTime(channel_transfer_seconds<true>(ch, k_blocking_messages<C>, ok));
     }
     finish(state, k_blocking_messages<C>, ok);
 }

@@ -66,4 +66,29 @@ std::shared_ptr<Channel> open_channel(const std::string& name) {
     return std::make_shared<Channel>(std::move(*opened));
 }
 
+// Throughput of 64-bit items (`items` per run, blocking send / receive) from this process to a
+// forked peer through an ItemChannel (an ipc::Channel<std::uint64_t, ...>) of a fresh name.
+template <typename ItemChannel>
+void items_across_processes(benchmark::State& state, std::uint64_t items) {
+    for (auto _ : state) {
+        const std::string name = object_name("tp");
+        auto ch = ItemChannel::create(name);
+        if (!ch) {
+            state.SkipWithError(ch.error().message.c_str());
+            break;
+        }
+        const auto timed = transfer_across(
+            items, [&](std::uint64_t v) { (void)ch->send(v); },
+            [&] {
+                return [peer = open_channel<ItemChannel>(name)] {
+                    return peer->receive().value_or(0);
+                };
+            });
+        if (!record(state, timed)) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(items) * state.iterations());
+}
+
 } // namespace ferry::bench

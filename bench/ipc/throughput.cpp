@@ -14,10 +14,6 @@
 #include <string>
 
 namespace {
-using ferry::bench::object_name;
-using ferry::bench::open_channel;
-using ferry::bench::record;
-using ferry::bench::transfer_across;
 using ferry::bench::transfer_seconds;
 
 constexpr std::uint64_t k_items = 1'000'000;
@@ -43,26 +39,7 @@ void throughput_in_process(benchmark::State& state) {
 
 template <std::size_t C>
 void throughput_across_processes(benchmark::State& state) {
-    using ItemChannel = ferry::ipc::Channel<std::uint64_t, C>;
-    for (auto _ : state) {
-        const std::string name = object_name("tp");
-        auto ch = ItemChannel::create(name);
-        if (!ch) {
-            state.SkipWithError(ch.error().message.c_str());
-            break;
-        }
-        const auto timed = transfer_across(
-            k_items, [&](std::uint64_t v) { (void)ch->send(v); },
-            [&] {
-                return [peer = open_channel<ItemChannel>(name)] {
-                    return peer->receive().value_or(0);
-                };
-            });
-        if (!record(state, timed)) {
-            break;
-        }
-    }
-    finish(state);
+    ferry::bench::items_across_processes<ferry::ipc::Channel<std::uint64_t, C>>(state, k_items);
 }
 
 BENCHMARK_TEMPLATE(throughput_across_processes, 64)

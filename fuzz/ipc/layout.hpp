@@ -26,7 +26,7 @@ struct Field {
 };
 
 // The payload (a ring, or a window header) starts one page into the file.
-inline constexpr std::size_t k_payload_at = detail::k_payload_alignment;
+inline constexpr std::size_t k_payload_at = detail::k_payload_offset;
 
 #define IPC_FUZZ_FIELD(type, member, base)                                                         \
     Field {                                                                                        \

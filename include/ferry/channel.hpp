@@ -4,3 +4,4 @@
 #include <ferry/channel/channel.hpp>
 #include <ferry/channel/policy.hpp>
 #include <ferry/channel/registry.hpp>
+#include <ferry/channel/stats.hpp>

@@ -6,17 +6,21 @@
 //   ferry-inspect show NAME [--json]  every header field of one segment
 //   ferry-inspect gc [NAME...] [--json]  removes the stale segments (only these, when named),
 //                                     through the library's reclaim
+//   ferry-inspect net [DIR] [--json]  the state files ferry/net nodes publish in DIR
+//                                     (default: $FERRY_NET_STATE_DIR), stale ones marked
 //
 // A NAME is in this process's FERRY_NAMESPACE, or DOMAIN/NAME for another domain's.
 //
 // Read-only except gc. Exit status: 0 done, 1 show found no trustworthy segment or gc could not
 // remove a stale one, 2 bad arguments or no boot id.
 
+#include "net_report.hpp"
 #include "render.hpp"
 #include "segment_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ferry/ipc/detail/reclaim.hpp>
 #include <ferry/ipc/segment.hpp>
 #include <ferry/runtime/log.hpp>
@@ -31,7 +35,8 @@ using ferry::inspect::SegmentReport;
 
 constexpr int k_exit_failed = 1, k_exit_usage = 2;
 
-const char* const k_usage = "usage: ferry-inspect [list | show NAME | gc [NAME...]] [--json]\n";
+const char* const k_usage =
+    "usage: ferry-inspect [list | show NAME | gc [NAME...] | net [DIR]] [--json]\n";
 
 std::vector<SegmentReport> read_all(const d::BootId& boot) {
     std::vector<SegmentReport> reports;
@@ -85,6 +90,24 @@ int gc(const d::BootId& boot, const std::vector<std::string_view>& only, bool js
     return status;
 }
 
+// The nodes' state files in `dir` (or $FERRY_NET_STATE_DIR).
+int net(const std::vector<std::string_view>& args, bool json) {
+    const char* from_environment = std::getenv("FERRY_NET_STATE_DIR");
+    const std::string dir = args.size() == 2   ? std::string(args[1])
+                            : from_environment ? std::string(from_environment)
+                                               : std::string();
+    if (dir.empty() || args.size() > 2) {
+        ferry::log(ferry::LogLevel::error,
+                   "ferry-inspect: net needs a directory (or FERRY_NET_STATE_DIR)");
+        return k_exit_usage;
+    }
+    const auto reports = ferry::inspect::read_net_states(dir);
+    const std::string text =
+        json ? ferry::inspect::net_json(reports) : ferry::inspect::net_text(reports);
+    std::fputs(text.c_str(), stdout);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +127,9 @@ int main(int argc, char** argv) {
     }
     if (args.size() == 2 && args[0] == "show") {
         return show(args[1], *boot, json);
+    }
+    if (!args.empty() && args[0] == "net") {
+        return net(args, json);
     }
     if (!args.empty() && args[0] == "gc") {
         return gc(*boot, {args.begin() + 1, args.end()}, json);

@@ -3,6 +3,9 @@
 #include "render.hpp"
 
 #include <cstdio>
+#include <ferry/core/detail/json_string.hpp>
+#include <utility>
+#include <vector>
 
 namespace ferry::inspect {
 namespace {
@@ -53,6 +56,39 @@ std::string state_text(const SegmentReport& r) {
     return text;
 }
 
+// The list's few counter columns.
+std::string counters_brief(const SegmentReport& r) {
+    if (!r.counters) {
+        return "";
+    }
+    const ChannelStats& s = r.counters->total;
+    return "  sent " + std::to_string(s.sent) + " received " + std::to_string(s.received) +
+           " full " + std::to_string(s.full) + " high-water " + std::to_string(s.high_water);
+}
+
+// Every counter, as (name, value) pairs: the one list both show and --json print.
+std::vector<std::pair<const char*, std::uint64_t>> counter_fields(const ChannelStats& s) {
+    return {{"sent", s.sent},
+            {"sent_bytes", s.sent_bytes},
+            {"received", s.received},
+            {"received_bytes", s.received_bytes},
+            {"full", s.full},
+            {"empty", s.empty},
+            {"send_blocked_ns", s.send_blocked_ns},
+            {"receive_blocked_ns", s.receive_blocked_ns},
+            {"high_water", s.high_water},
+            {"dropped_by_clear", s.dropped_by_clear},
+            {"refused", s.refused}};
+}
+
+std::string counters_line(const ChannelStats& s) {
+    std::string out;
+    for (const auto& [key, value] : counter_fields(s)) {
+        out += (out.empty() ? "" : " ") + std::string(key) + " " + std::to_string(value);
+    }
+    return out;
+}
+
 std::string pids_text(const SegmentReport& r) {
     std::string text;
     for (const auto& p : r.participants) {
@@ -78,6 +114,27 @@ std::string ring_json(const RingReport& ring) {
     field(out, "blocked", std::to_string(ring.blocked));
     field(out, "stopped", boolean(ring.stopped));
     field(out, "lost", boolean(ring.lost));
+    return out + "}";
+}
+
+std::string stats_json(const ChannelStats& s) {
+    std::string out = "{";
+    for (const auto& [key, value] : counter_fields(s)) {
+        field(out, key, std::to_string(value));
+    }
+    return out + "}";
+}
+
+std::string counters_json(const CountersReport& c) {
+    std::string out = "{";
+    field(out, "total", stats_json(c.total));
+    std::string slots = "[";
+    for (const auto& [slot, s] : c.by_slot) {
+        std::string one = stats_json(s);
+        one.insert(1, "\"slot\": " + std::to_string(slot) + ", ");
+        slots += (slots.size() > 1 ? ", " : "") + one;
+    }
+    field(out, "by_slot", slots + "]");
     return out + "}";
 }
 
@@ -115,21 +172,7 @@ std::string participants_json(const std::vector<Participant>& participants) {
 } // namespace
 
 std::string json_string(const std::string& text) {
-    std::string out = "\"";
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (byte < 0x20 || byte >= 0x7f) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-            out += escaped;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
+    return ferry::detail::json_string(text);
 }
 
 std::string to_json(const SegmentReport& r) {
@@ -143,6 +186,7 @@ std::string to_json(const SegmentReport& r) {
     field(out, "header", r.header ? header_json(*r.header) : "null");
     field(out, "participants", participants_json(r.participants));
     field(out, "ring", r.ring ? ring_json(*r.ring) : "null");
+    field(out, "counters", r.counters ? counters_json(*r.counters) : "null");
     field(out, "max_message_bytes",
           r.max_message_bytes ? std::to_string(*r.max_message_bytes) : "null");
     field(out, "window_data_bytes", r.window ? std::to_string(r.window->data_bytes) : "null");
@@ -169,7 +213,8 @@ std::string list_text(const std::vector<SegmentReport>& reports) {
                 "  " + std::string(r.stale ? "stale, " : "") + "not trusted: " + r.problem + "\n";
             continue;
         }
-        out += "  " + layout_text(r) + "  " + state_text(r) + "  " + pids_text(r) + "\n";
+        out += "  " + layout_text(r) + "  " + state_text(r) + counters_brief(r) + "  " +
+               pids_text(r) + "\n";
     }
     return out.empty() ? "no ferry segments in /dev/shm\n" : out;
 }
@@ -201,6 +246,12 @@ std::string show_text(const SegmentReport& r) {
                (p.alive ? " alive" : " dead") + ", start time " + std::to_string(p.start_time) + "\n";
     }
     out += "layout details: " + layout_text(r) + "\n";
+    if (r.counters) {
+        out += "counters, all processes: " + counters_line(r.counters->total) + "\n";
+        for (const auto& [slot, s] : r.counters->by_slot) {
+            out += "counters, slot " + std::to_string(slot) + ": " + counters_line(s) + "\n";
+        }
+    }
     return out;
 }
 

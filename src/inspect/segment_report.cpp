@@ -3,9 +3,11 @@
 #include "segment_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <ferry/ipc/detail/channel_counters.hpp>
 #include <ferry/ipc/detail/message_cell.hpp>
 #include <ferry/ipc/detail/segment_checks.hpp>
 #include <ferry/ipc/detail/segment_name.hpp>
@@ -63,7 +65,7 @@ std::string header_problem(const d::SegmentHeader& h, std::uint64_t file_bytes) 
     if (::strnlen(h.layout_name, sizeof h.layout_name) == sizeof h.layout_name) {
         return "its layout name is not terminated";
     }
-    if (h.payload_offset != d::k_payload_alignment ||
+    if (h.payload_offset != d::k_payload_offset ||
         h.total_bytes != h.payload_offset + h.payload_bytes || h.total_bytes < h.payload_bytes) {
         return "its header gives inconsistent sizes";
     }
@@ -150,6 +152,24 @@ std::optional<RingReport> read_ring(int fd, const d::SegmentHeader& h, std::stri
     return report;
 }
 
+// The counter area, copied once into private memory (header_problem has checked that the file
+// reaches the payload, past the area), then summed. Counts are only reported, never used.
+std::optional<CountersReport> read_counters(int fd, std::string& problem) {
+    std::array<d::ParticipantCounters, d::k_max_participants> blocks;
+    if (!read_at(fd, blocks.data(), sizeof blocks, d::k_counters_offset)) {
+        problem = "its counter area cannot be read";
+        return std::nullopt;
+    }
+    CountersReport report;
+    report.total = d::sum_counters(std::as_bytes(std::span(blocks)));
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        if (const ChannelStats s = d::block_stats(blocks[i]); s != ChannelStats{}) {
+            report.by_slot.emplace_back(i, s);
+        }
+    }
+    return report;
+}
+
 std::optional<WindowReport> read_window(int fd, const d::SegmentHeader& h, std::string& problem) {
     ipc::WindowHeader w;
     if (h.payload_bytes < sizeof w || !read_at(fd, &w, sizeof w, h.payload_offset)) {
@@ -188,6 +208,9 @@ void read_payload(int fd, const d::SegmentHeader& h, SegmentReport& r) {
         r.ring = read_ring(fd, h, r.problem);
         if (r.ring && r.kind != "typed channel") {
             check_message_layout(r);
+        }
+        if (r.ring) {
+            r.counters = read_counters(fd, r.problem);
         }
     }
 }

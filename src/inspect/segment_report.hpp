@@ -8,6 +8,7 @@
 // registered as a participant. A file that fails a check is reported with the check's message.
 
 #include <cstdint>
+#include <ferry/channel/stats.hpp>
 #include <ferry/ipc/detail/process_identity.hpp>
 #include <optional>
 #include <string>
@@ -31,6 +32,13 @@ struct RingReport {
     std::size_t blocked = 0;
     bool stopped = false;
     bool lost = false;
+};
+
+// A channel's counters (docs/processes.md, Counters): the sum over every slot's block, and each
+// slot whose block counted anything (a block keeps its counts after its process left).
+struct CountersReport {
+    ChannelStats total;
+    std::vector<std::pair<std::size_t, ChannelStats>> by_slot;
 };
 
 struct WindowReport {
@@ -66,6 +74,7 @@ struct SegmentReport {
     std::optional<HeaderFields> header;
     std::vector<Participant> participants; // registered slots only
     std::optional<RingReport> ring;
+    std::optional<CountersReport> counters; // channels
     std::optional<WindowReport> window;
     std::optional<std::size_t> max_message_bytes; // message channels, from the layout name
     bool stale = false; // no live participant: gc may remove it (the library decides again)

@@ -8,7 +8,9 @@ Usage: inspect.py FERRY_INSPECT INSPECT_HELPER
 2. `list --json`: the live channel shows the first helper's pid alive and is not stale; the
    stale one shows the killed pid dead and is stale. A foreign file (ferry.<name> holding no
    ferry header) is listed with a problem, not trusted.
-3. `show --json` on the stale one gives every header field.
+   Both channels show the counters their helper kept in the segment (one item sent).
+3. `show --json` on the stale one gives every header field and every counter of the killed
+   helper's slot; `show` as text prints them too.
 4. `gc NAMES --json` (only this test's names: /dev/shm is shared with other tests) removes the
    stale one and nothing else; the live one and the foreign file are still there.
 5. The live helper closes its channel and exits 0, which removes the name.
@@ -56,9 +58,12 @@ def check_list(tool, live, stale, foreign, holder, victim):
     assert r["kind"] == "typed channel" and r["problem"] is None, r
     assert not r["stale"] and r["ring"]["capacity"] == 4 and r["ring"]["queued"] == 1, r
     assert [(p["pid"], p["alive"]) for p in r["participants"]] == [(holder.pid, True)], r
+    assert r["counters"]["total"]["sent"] == 1 and r["counters"]["total"]["sent_bytes"] == 8, r
+    assert r["counters"]["total"]["received"] == 0, r
     r = by_name(reports, stale)
     assert r["stale"] and r["kind"] == "typed channel", r
     assert [(p["pid"], p["alive"]) for p in r["participants"]] == [(victim.pid, False)], r
+    assert r["counters"]["total"]["sent"] == 1, r
     r = by_name(reports, foreign)
     assert r["problem"] and "not a ferry segment" in r["problem"] and r["header"] is None, r
 
@@ -66,9 +71,18 @@ def check_list(tool, live, stale, foreign, holder, victim):
 def check_show(tool, stale, victim):
     status, out, err = inspect(tool, "show", stale, "--json")
     assert status == 0, f"show exited {status}: {err}"
-    h = json.loads(out)["header"]
+    report = json.loads(out)
+    h = report["header"]
     assert h["creator_pid"] == victim.pid and h["layout_name"] == "ferry.ipc.channel", h
-    assert h["ready"] == "ready" and h["same_boot"] and h["payload_offset"] == 4096, h
+    assert h["ready"] == "ready" and h["same_boot"] and h["payload_offset"] == 12288, h
+    slots = report["counters"]["by_slot"]
+    assert len(slots) == 1 and slots[0]["slot"] == 0, slots
+    expected = {"slot": 0, "sent": 1, "sent_bytes": 8, "received": 0, "received_bytes": 0,
+                "full": 0, "empty": 0, "send_blocked_ns": 0, "receive_blocked_ns": 0,
+                "high_water": 0, "dropped_by_clear": 0, "refused": 0}
+    assert slots[0] == expected, slots
+    status, out, err = inspect(tool, "show", stale)
+    assert status == 0 and "counters, slot 0: sent 1 sent_bytes 8" in out, out + err
 
 
 def check_domain(tool, helper, name):

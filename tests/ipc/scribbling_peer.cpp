@@ -44,7 +44,7 @@ ferry::Dataset named_sample() {
 // the cell header and the message.
 std::size_t message_at(std::size_t cell) {
     const std::size_t stride = detail::k_ring_line + detail::cell_bytes_for(k_max_message);
-    return detail::k_payload_alignment + sizeof(detail::RingControl) + cell * stride +
+    return detail::k_payload_offset + sizeof(detail::RingControl) + cell * stride +
            detail::k_ring_line + detail::k_cell_header_bytes;
 }
 

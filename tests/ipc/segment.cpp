@@ -284,7 +284,7 @@ TEST_CASE("a header whose sizes disagree with each other or with the file is ref
     REQUIRE(refused.status() == Status::invalid_file);
     CHECK_THAT(refused.error().message, Contains("inconsistent sizes"));
 
-    const std::uint64_t total = detail::k_payload_alignment + huge; // consistent, but no such file
+    const std::uint64_t total = detail::k_payload_offset + huge; // consistent, but no such file
     poke(name, offsetof(detail::SegmentHeader, total_bytes), &total, sizeof total);
     refused = Segment::open(name, k_tag);
     REQUIRE(refused.status() == Status::invalid_file);

@@ -21,8 +21,8 @@ namespace detail = ferry::ipc::detail;
 
 namespace {
 
-// Where the ring's words lie in the segment file: the ring is the payload, one page in.
-constexpr std::size_t k_ring = detail::k_payload_alignment;
+// Where the ring's words lie in the segment file: the ring is the payload.
+constexpr std::size_t k_ring = detail::k_payload_offset;
 constexpr std::size_t k_capacity = k_ring + offsetof(detail::RingControl, capacity);
 constexpr std::size_t k_cell_bytes = k_ring + offsetof(detail::RingControl, cell_bytes);
 constexpr std::size_t k_stride = k_ring + offsetof(detail::RingControl, stride);

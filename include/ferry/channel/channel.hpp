@@ -24,6 +24,8 @@
 // - clear(): destroys the queued items and wakes blocked senders.
 // - size(): exact when no operation is in flight (and always within [0, capacity]).
 // - spsc: at most one thread sends and one thread receives (or clears) at a time; mpmc: any.
+// - stats(): counts of messages, bytes, waits, time parked, high-water mark, drops and refusals
+//   (ferry/channel/stats.hpp; docs/channel.md, Counters); a policy with counters = false has none.
 
 #include <atomic>
 #include <chrono>
@@ -32,10 +34,12 @@
 #include <cstdint>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
+#include <ferry/channel/detail/channel_counters.hpp>
 #include <ferry/channel/detail/event_count.hpp>
 #include <ferry/channel/detail/mpmc_ring.hpp>
 #include <ferry/channel/detail/spsc_ring.hpp>
 #include <ferry/channel/policy.hpp>
+#include <ferry/channel/stats.hpp>
 #include <ferry/core/cpu_relax.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
@@ -103,7 +107,9 @@ public:
         T copy(value);
         return send(std::move(copy), timeout);
     }
-    Status try_send(T&& value) noexcept { return attempt_send(value); }
+    Status try_send(T&& value) noexcept {
+        return send_with(value, false, [] { return clock::time_point::max(); });
+    }
     Status try_send(const T& value) requires std::copy_constructible<T> {
         return send(value, no_wait);
     }
@@ -162,6 +168,7 @@ public:
         } else {
             dropped = ring_.clear();
         }
+        counters_.dropped(dropped);
         slots_.notify();
         return dropped;
     }
@@ -177,6 +184,12 @@ public:
     // parked are not counted here) before deleting it.
     [[nodiscard]] std::size_t blocked() const noexcept {
         return blocked_.count.load(std::memory_order_acquire);
+    }
+
+    // What the channel counted since it was made (ferry/channel/stats.hpp). Any thread; each
+    // count is exact once the calls it counts have returned.
+    [[nodiscard]] ChannelStats stats() const noexcept requires detail::counters_enabled<Policy> {
+        return counters_.snapshot(sizeof(T));
     }
 
 private:
@@ -212,15 +225,26 @@ private:
     template <typename Deadline>
     Status send_with(T& value, bool may_wait, Deadline deadline) noexcept {
         const Status first = attempt_send(value);
-        if (first != Status::full || !may_wait) {
+        if (first == Status::ok) [[likely]] {
             return first;
         }
-        return send_blocking(value, deadline());
+        if (first == Status::full) {
+            counters_.found_full(capacity());
+        }
+        const Status s =
+            first != Status::full || !may_wait ? first : send_blocking(value, deadline());
+        if (s != Status::ok) {
+            counters_.refused();
+        }
+        return s;
     }
 
     template <typename Consume, typename Deadline>
     Status receive_with(Consume& consume, bool may_wait, Deadline deadline) noexcept {
         const Status first = attempt_receive(consume);
+        if (first == Status::empty) {
+            counters_.found_empty();
+        }
         if (first != Status::empty || !may_wait) {
             return first;
         }
@@ -236,7 +260,7 @@ private:
     }
 
     // One attempt each; `full` / `empty` mean "would have to wait".
-    Status attempt_send(T& value) noexcept {
+    [[gnu::always_inline]] Status attempt_send(T& value) noexcept {
         if (flags_.stopped.load(std::memory_order_acquire)) {
             return Status::stopped;
         }
@@ -244,12 +268,13 @@ private:
             return Status::full;
         }
         items_.notify();
+        counters_.sent_fixed([this] { return ring_.size(); });
         return Status::ok;
     }
 
     // `counted`: the caller is already counted in blocked() (see PendingWait).
     template <typename Consume>
-    Status attempt_receive(Consume& consume, bool counted = false) noexcept {
+    [[gnu::always_inline]] Status attempt_receive(Consume& consume, bool counted = false) noexcept {
         if (pop(consume, counted)) {
             return Status::ok;
         }
@@ -267,6 +292,7 @@ private:
             return false;
         }
         slots_.notify();
+        counters_.received_fixed();
         return true;
     }
 
@@ -300,16 +326,16 @@ private:
 
     // The waiting parts, out of line: a call reaches them only after its first attempt failed.
     [[gnu::noinline]] Status send_blocking(T& value, clock::time_point deadline) noexcept {
-        return wait(slots_, deadline, Status::full,
+        return wait(slots_, deadline, Status::full, detail::ChannelSide::send,
                     [this, &value](bool) noexcept { return attempt_send(value); });
     }
 
     template <typename Consume>
     [[gnu::noinline]] Status receive_blocking(Consume& consume,
                                               clock::time_point deadline) noexcept {
-        return wait(items_, deadline, Status::empty, [this, &consume](bool counted) noexcept {
-            return attempt_receive(consume, counted);
-        });
+        return wait(
+            items_, deadline, Status::empty, detail::ChannelSide::receive,
+            [this, &consume](bool counted) noexcept { return attempt_receive(consume, counted); });
     }
 
     // Waits on `event` (spin, then park) until `attempt` answers something other than `busy` or
@@ -320,7 +346,7 @@ private:
     // attempt(counted): `counted` says whether this thread is already counted in blocked().
     template <typename Attempt>
     Status wait(detail::EventCount& event, clock::time_point deadline, Status busy,
-                Attempt attempt) noexcept {
+                detail::ChannelSide side, Attempt attempt) noexcept {
         if (deadline == k_past_deadline) {
             return attempt(false);
         }
@@ -345,6 +371,7 @@ private:
         // Counted from here on only: a hand-off that the spin phase catches touches no shared
         // counter (both sides of a channel wait on the same one).
         const BlockedScope scope(blocked_.count);
+        const typename Counters::ParkedTime parked(counters_, side);
         for (;;) {
             const auto key = event.prepare_wait();
             if (const Status s = attempt(true); s != busy) {
@@ -427,6 +454,9 @@ private:
     PaddedEvent items_; // receivers wait here for an item
     PaddedEvent slots_; // senders wait here for a free slot
     BlockedCount blocked_;
+    using Counters =
+        detail::ChannelCounters<detail::counters_enabled<Policy>, Policy::multi_producer>;
+    Counters counters_;
 };
 
 } // namespace ferry

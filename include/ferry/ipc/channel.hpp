@@ -18,6 +18,9 @@
 // Removal: the last live participant to close (or destroy) its Channel removes the name; dead
 // participants do not count, and a name left by processes that all died is reclaimed by the
 // next create.
+// Counters: stats() sums what every process counted on this channel, kept in the segment
+// (ferry/channel/stats.hpp; docs/processes.md, Counters); a policy with counters = false has
+// none.
 
 #include <chrono>
 #include <cstddef>
@@ -28,6 +31,7 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <ferry/ipc/detail/channel_counters.hpp>
 #include <ferry/ipc/detail/shared_ring_spsc.hpp>
 #include <ferry/ipc/error.hpp>
 #include <ferry/ipc/layout_tag.hpp>
@@ -86,12 +90,14 @@ public:
     }
 
     Channel(Channel&& other) noexcept
-        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})) {}
+        : segment_(std::move(other.segment_)), ring_(std::exchange(other.ring_, {})),
+          counters_(std::exchange(other.counters_, {})) {}
     Channel& operator=(Channel&& other) noexcept {
         if (this != &other) {
             static_cast<void>(close());
             segment_ = std::move(other.segment_);
             ring_ = std::exchange(other.ring_, {});
+            counters_ = std::exchange(other.counters_, {});
         }
         return *this;
     }
@@ -103,6 +109,7 @@ public:
     // removes the name. Idempotent. Calls on a closed channel answer uninitialized.
     Expected<void> close() noexcept {
         ring_ = {};
+        counters_ = {};
         try {
             return segment_.is_open() ? segment_.close_and_remove_if_last() : Expected<void>{};
         } catch (const std::bad_alloc&) { // only an error's message; the segment is closed
@@ -158,7 +165,14 @@ public:
     [[nodiscard]] bool lost() const noexcept { return ring_.attached() && ring_.lost(); }
     // Drops the queued items and wakes blocked senders; returns how many were dropped.
     // spsc: call it from the receiving side.
-    std::size_t clear() noexcept { return ring_.attached() ? ring_.clear(&segment_) : 0; }
+    std::size_t clear() noexcept {
+        if (!ring_.attached()) {
+            return 0;
+        }
+        const std::size_t dropped = ring_.clear(&segment_);
+        counters_.dropped(dropped);
+        return dropped;
+    }
     [[nodiscard]] std::size_t size() const noexcept { return ring_.attached() ? ring_.size() : 0; }
     [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     [[nodiscard]] static constexpr std::size_t capacity() noexcept { return Capacity; }
@@ -166,6 +180,12 @@ public:
     // A process that dies while parked stays counted; the channel is lost by then.
     [[nodiscard]] std::size_t blocked() const noexcept {
         return ring_.attached() ? ring_.blocked() : 0;
+    }
+
+    // What every process counted on this channel since it was created (all zero once closed).
+    [[nodiscard]] ChannelStats
+    stats() const noexcept requires ferry::detail::counters_enabled<Policy> {
+        return detail::sum_counters(segment_.counter_area());
     }
 
 private:
@@ -178,7 +198,11 @@ private:
     static constexpr std::uint32_t k_ring_format =
         Policy::multi_producer ? detail::k_ring_format : detail::k_spsc_ring_format + 1;
 
-    Channel(Segment segment, Ring ring) noexcept : segment_(std::move(segment)), ring_(ring) {}
+    using Counters = detail::ProcessCounters<ferry::detail::counters_enabled<Policy>>;
+
+    Channel(Segment segment, Ring ring) noexcept
+        : segment_(std::move(segment)), ring_(ring),
+          counters_(detail::own_block(segment_), Policy::multi_producer) {}
 
     static clock::time_point deadline_of(Timeout timeout) noexcept {
         return timeout.is_forever() || timeout.is_no_wait() ? clock::time_point::max()
@@ -191,10 +215,11 @@ private:
         }
         const TraceSpan trace("ipc.send", "channel");
         typename Ring::Claim c;
-        const Status s = ring_.claim(c, deadline, may_wait, &segment_);
+        const Status s = counters_.claim(ring_, c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(c.cell, &value, sizeof(T));
             ring_.publish(c);
+            counters_.sent(ring_, sizeof(T));
         }
         return s;
     }
@@ -206,10 +231,11 @@ private:
         }
         const TraceSpan trace("ipc.receive", "channel");
         typename Ring::Claim c;
-        const Status s = ring_.acquire(c, deadline, may_wait, &segment_);
+        const Status s = counters_.acquire(ring_, c, deadline, may_wait, &segment_);
         if (s == Status::ok) {
             std::memcpy(out, c.cell, sizeof(T));
             ring_.release(c);
+            counters_.received(sizeof(T));
         }
         return s;
     }
@@ -226,7 +252,8 @@ private:
     }
 
     Segment segment_;
-    Ring ring_; // on segment_'s payload; not attached when closed
+    Ring ring_;         // on segment_'s payload; not attached when closed
+    Counters counters_; // this process's block in segment_'s counter area
 };
 
 template <ProcessSendable T, std::size_t Capacity, ChannelPolicy Policy>

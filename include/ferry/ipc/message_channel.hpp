@@ -17,7 +17,8 @@
 // in every process and lets receivers drain; a participant that dies makes the channel lost:
 // blocked calls (within 100 ms) and every later call answer peer_lost. A dropped loan becomes a
 // cancelled marker receivers skip. Policy spsc: one sending and one receiving thread, across
-// all processes, at a time; mpmc: any number.
+// all processes, at a time; mpmc: any number. stats(): what every process counted on the
+// channel, kept in the segment (docs/processes.md, Counters); bytes are message lengths.
 
 #include <chrono>
 #include <cstddef>
@@ -26,6 +27,7 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <ferry/ipc/detail/channel_counters.hpp>
 #include <ferry/ipc/detail/message_cell.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
 #include <ferry/ipc/error.hpp>
@@ -55,6 +57,7 @@ struct MessageState {
     Segment segment;
     SharedRing ring; // this process's handle on the ring in segment's payload
     std::size_t max_message_bytes = 0;
+    ProcessCounters<true> counters; // this process's block in segment's counter area
 
     MessageState(Segment s, std::size_t max) noexcept
         : segment(std::move(s)), max_message_bytes(max) {}
@@ -131,6 +134,9 @@ private:
     void finish(detail::CellKind kind, std::size_t length) noexcept {
         detail::write_cell_header(claim_.cell, kind, length);
         state_->ring.publish(claim_);
+        if (kind == detail::CellKind::message) {
+            state_->counters.sent(state_->ring, length);
+        }
         state_.reset();
         bytes_ = 0;
     }
@@ -266,7 +272,14 @@ public:
     [[nodiscard]] bool lost() const noexcept { return state_ && state_->ring.lost(); }
     // Drops the queued messages (cancelled loans included) and wakes blocked senders; returns
     // how many. spsc: call it from the receiving side.
-    std::size_t clear() noexcept { return state_ ? state_->ring.clear(&state_->segment) : 0; }
+    std::size_t clear() noexcept {
+        if (!state_) {
+            return 0;
+        }
+        const std::size_t dropped = state_->ring.clear(&state_->segment);
+        state_->counters.dropped(dropped);
+        return dropped;
+    }
     // Messages queued (published, claimed by a loan, or cancelled markers not yet skipped); a
     // message being read through a view no longer counts, though its cell is still taken.
     [[nodiscard]] std::size_t size() const noexcept { return state_ ? state_->ring.size() : 0; }
@@ -282,6 +295,10 @@ public:
         return state_ ? state_->ring.blocked() : 0;
     }
     [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+    // What every process counted on this channel since it was created (zero when closed).
+    [[nodiscard]] ChannelStats stats() const noexcept {
+        return state_ ? detail::sum_counters(state_->segment.counter_area()) : ChannelStats{};
+    }
 
     // Leaves the channel (not a stop); idempotent. The segment stays mapped while loans or views
     // from this object live; then the last live participant to leave removes the name. Calls on

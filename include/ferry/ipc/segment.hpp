@@ -57,7 +57,7 @@ inline constexpr std::chrono::milliseconds k_default_wait{5000};
 
 // The largest payload: the total file size must fit in off_t.
 inline constexpr std::size_t k_max_payload_bytes =
-    static_cast<std::size_t>(std::numeric_limits<off_t>::max()) - detail::k_payload_alignment;
+    static_cast<std::size_t>(std::numeric_limits<off_t>::max()) - detail::k_payload_offset;
 
 class Segment {
 public:
@@ -152,6 +152,14 @@ public:
     [[nodiscard]] std::int32_t creator_pid() const noexcept {
         return is_open() ? header().creator_pid : 0;
     }
+    // The counter area (docs/processes.md, Counters): k_counters_bytes, one block per
+    // participant slot; empty after close. slot(): the slot this process registered in.
+    [[nodiscard]] std::span<std::byte> counter_area() const noexcept {
+        return is_open() ? std::span<std::byte>(map_.data() + detail::k_counters_offset,
+                                                detail::k_counters_bytes)
+                         : std::span<std::byte>{};
+    }
+    [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
 
 private:
     // `checked` is this process's private copy of the header, the one create wrote or open

@@ -101,7 +101,7 @@ private:
         const TraceSpan trace("net.receive", "channel");
         try {
             detail::Taken t;
-            const Status s = state_->take(t, d);
+            const Status s = take_counted(t, d);
             if (s == Status::ok) {
                 std::memcpy(out, t.bytes.data(), sizeof(T));
                 state_->give_back(t);

@@ -182,7 +182,7 @@ private:
         const TraceSpan trace("net.receive", "channel");
         try {
             detail::Taken t;
-            if (const Status s = state_->take(t, d); s != Status::ok) {
+            if (const Status s = take_counted(t, d); s != Status::ok) {
                 return s;
             }
             return View(state_, t);

@@ -94,6 +94,20 @@ private:
     Impl* impl_ = nullptr;
 };
 
+// What a node counted for one peer (docs/multi-node.md, Counters). Service messages only (the
+// channels' and windows' messages); heartbeats and the handshake are not counted.
+struct PeerStats {
+    PeerId peer = 0;
+    std::string address;     // the other side's address, as this node knows it
+    bool accepted = false;   // it connected to this node's listener
+    bool alive = false;      // false once lost
+    std::string lost_reason; // why it was lost (empty while alive)
+    std::uint64_t messages_sent = 0;
+    std::uint64_t bytes_sent = 0; // payload bytes
+    std::uint64_t messages_received = 0;
+    std::uint64_t bytes_received = 0;
+};
+
 // nullptr: accepted. Otherwise why the message is refused (the peer is disconnected).
 using Verdict = const char*;
 using Handler = std::function<Verdict(Delivery&)>;
@@ -157,6 +171,8 @@ public:
     [[nodiscard]] std::uint64_t refusals() const noexcept;
     [[nodiscard]] std::string last_refusal() const;
     [[nodiscard]] std::map<std::string, std::uint64_t> refusals_by_reason() const;
+    // Every peer this node has had (lost ones too, in id order) and what it counted for each.
+    [[nodiscard]] std::vector<PeerStats> peer_stats() const;
 
     // One-sided access. expose() registers memory for remote writes (before connecting or
     // accepting peers: the table travels in the handshake); `bell` is rung when a peer calls

@@ -68,6 +68,7 @@ inline Expected<MessageStatePtr> make_state(std::string_view name, std::size_t c
         return segment.error();
     }
     auto state = std::make_shared<MessageState>(std::move(*segment), max_message_bytes);
+    state->counters = ProcessCounters<true>(own_block(state->segment), policy == RingPolicy::mpmc);
     if (create) {
         state->ring = SharedRing::create(state->segment.payload(), capacity, cell_bytes, policy);
         if (!state->ring.attached()) { // not reached: the payload was sized for this geometry
@@ -136,8 +137,8 @@ Result<MessageLoan> MessageChannel<Policy>::loan(std::size_t bytes, Timeout time
         return Status::invalid_param;
     }
     detail::MessageClaim claim;
-    const Status s = state_->ring.claim(claim, detail::deadline_of(timeout), !timeout.is_no_wait(),
-                                        &state_->segment);
+    const Status s = state_->counters.claim(state_->ring, claim, detail::deadline_of(timeout),
+                                            !timeout.is_no_wait(), &state_->segment);
     if (failed(s)) {
         return s;
     }
@@ -173,8 +174,8 @@ Status MessageChannel<Policy>::acquire_message(detail::MessageClaim& claim, Time
     const auto deadline = detail::deadline_of(timeout);
     bool skipped = false;
     for (;;) {
-        const Status s =
-            state_->ring.acquire(claim, deadline, !timeout.is_no_wait(), &state_->segment);
+        const Status s = state_->counters.acquire(state_->ring, claim, deadline,
+                                                  !timeout.is_no_wait(), &state_->segment);
         if (s == Status::empty && skipped && !timeout.is_no_wait()) {
             return Status::timed_out; // the deadline passed while skipping cancelled loans
         }
@@ -183,6 +184,7 @@ Status MessageChannel<Policy>::acquire_message(detail::MessageClaim& claim, Time
         }
         content = detail::read_cell(claim.cell, state_->max_message_bytes);
         if (content.valid && content.kind == detail::CellKind::message) {
+            state_->counters.received(content.bytes.size());
             return Status::ok;
         }
         state_->ring.release(claim);

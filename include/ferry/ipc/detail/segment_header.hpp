@@ -31,10 +31,21 @@
 namespace ferry::ipc::detail {
 
 inline constexpr std::uint64_t k_segment_magic = 0x4745535952524546ULL; // "FERRYSEG"
-// Bumped whenever SegmentHeader changes: a segment of another format is refused, not misread.
-inline constexpr std::uint32_t k_header_format = 2;
+// Bumped whenever SegmentHeader or the counter area changes: a segment of another format is
+// refused, not misread. 3: the counter area between the header and the payload.
+inline constexpr std::uint32_t k_header_format = 3;
 inline constexpr std::size_t k_max_participants = 64;
 inline constexpr std::size_t k_payload_alignment = 4096; // the payload starts on a page
+// The counter area (docs/processes.md, Counters): one block of k_counter_block_bytes per
+// participant slot, written only by the process registered in that slot
+// (ipc/detail/channel_counters.hpp), on the page after the header.
+inline constexpr std::size_t k_counter_block_bytes = 128;
+inline constexpr std::size_t k_counters_offset = k_payload_alignment;
+inline constexpr std::size_t k_counters_bytes = k_max_participants * k_counter_block_bytes;
+// Where every segment's payload starts: after the header page and the counter area, on a page.
+inline constexpr std::size_t k_payload_offset =
+    (k_counters_offset + k_counters_bytes + k_payload_alignment - 1) / k_payload_alignment *
+    k_payload_alignment;
 
 enum ReadyState : std::uint32_t { k_initialising = 0, k_ready = 1, k_abandoned = 2 };
 
@@ -65,7 +76,7 @@ struct SegmentHeader {
 
 static_assert(std::is_trivially_copyable_v<SegmentHeader> &&
               std::is_standard_layout_v<SegmentHeader>);
-static_assert(sizeof(SegmentHeader) <= k_payload_alignment);
+static_assert(sizeof(SegmentHeader) <= k_counters_offset);
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free &&
               std::atomic_ref<std::uint64_t>::required_alignment == alignof(std::uint64_t));
 
@@ -86,9 +97,9 @@ inline SegmentHeader make_header(const LayoutTag& tag, std::uint64_t payload_byt
     h.magic = k_segment_magic;
     h.header_format = k_header_format;
     h.header_bytes = sizeof(SegmentHeader);
-    h.payload_offset = k_payload_alignment;
+    h.payload_offset = k_payload_offset;
     h.payload_bytes = payload_bytes;
-    h.total_bytes = k_payload_alignment + payload_bytes;
+    h.total_bytes = k_payload_offset + payload_bytes;
     h.ready = k_initialising;
     h.layout_version = tag.version;
     h.layout_hash = tag.hash;

@@ -233,7 +233,7 @@ inline Expected<Segment> Segment::attach(std::string name, int fd, const LayoutT
         return *e;
     }
     const auto size = detail::file_size(fd);
-    if (checked.payload_offset != detail::k_payload_alignment ||
+    if (checked.payload_offset != detail::k_payload_offset ||
         checked.total_bytes != checked.payload_offset + checked.payload_bytes ||
         checked.payload_bytes > k_max_payload_bytes) {
         return Error{Status::invalid_file, "ipc: " + shm + " has inconsistent sizes in its header",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <ferry/channel/stats.hpp>
 #include <ferry/core/expected.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
@@ -118,6 +119,11 @@ public:
     [[nodiscard]] bool lost() const noexcept { return state_ && state_->lost(); }
     // This process's calls parked in send / receive (after their spin phase).
     [[nodiscard]] std::size_t blocked() const noexcept { return state_ ? state_->blocked() : 0; }
+    // What this end counted (docs/multi-node-channels.md, Counters): a sender its sends, a
+    // receiver its receives; zero once closed.
+    [[nodiscard]] ChannelStats stats() const noexcept {
+        return state_ ? state_->counters.snapshot() : ChannelStats{};
+    }
 
 protected:
     explicit StateHandle(std::shared_ptr<State> s) noexcept : state_(std::move(s)) {}
@@ -132,6 +138,8 @@ protected:
     StateHandle(const StateHandle&) = delete;
     StateHandle& operator=(const StateHandle&) = delete;
     ~StateHandle() { static_cast<void>(close()); }
+
+    using ParkedTime = typename decltype(State::counters)::ParkedTime;
 
     std::shared_ptr<State> state_;
 };
@@ -151,6 +159,25 @@ protected:
     ReceiverHandle(ReceiverHandle&&) noexcept = default;
     ReceiverHandle& operator=(ReceiverHandle&&) noexcept = default;
     ~ReceiverHandle() = default;
+
+    // state_->take, counted: a first attempt without waiting; only when that finds nothing (and
+    // the caller may wait) the waiting take, timed. The handle must be open.
+    Status take_counted(Taken& t, Deadline d) {
+        auto& counters = state_->counters;
+        Status s = state_->take(t, Deadline::of(no_wait));
+        if (s == Status::empty) {
+            counters.found_empty();
+            if (d.may_wait) {
+                const ParkedTime parked(counters, ferry::detail::ChannelSide::receive);
+                s = state_->take(t, d);
+            }
+        }
+        if (s == Status::ok &&
+            counters.received(t.bytes.size()) % ferry::detail::k_high_water_sample == 0) {
+            counters.observed_depth(state_->size() + 1); // the depth before this take
+        }
+        return s;
+    }
 
     // A state serving `name` on `node`: invalid_param (bad name), repeat_initialize (the name's
     // hash is served on this node), bad_alloc.
@@ -213,14 +240,29 @@ protected:
     Status post_with_credit(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                             Deadline d) noexcept {
         const TraceSpan trace("net.send", "channel");
+        auto& counters = state_->counters;
+        Status s = Status::bad_alloc;
         try {
-            if (const Status s = state_->acquire_credit(d); s != Status::ok) {
-                return s;
+            s = state_->acquire_credit(Deadline::of(no_wait));
+            if (s == Status::full) {
+                counters.found_full(0); // out of credits; the receiver's depth is its own
+                if (d.may_wait) {
+                    const ParkedTime parked(counters, ferry::detail::ChannelSide::send);
+                    s = state_->acquire_credit(d);
+                }
             }
-            return state_->post_data(bytes, 1, std::move(owner));
+            if (s == Status::ok) {
+                s = state_->post_data(bytes, 1, std::move(owner));
+            }
         } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
+            s = Status::bad_alloc;
         }
+        if (s == Status::ok) {
+            counters.sent(bytes.size(), [] { return std::size_t{0}; });
+        } else {
+            counters.refused();
+        }
+        return s;
     }
 
     // Posts the messages of `bytes` (each `element` bytes) in order, packing into each DATA as
@@ -231,6 +273,20 @@ protected:
                                std::size_t& sent, Deadline d) noexcept {
         sent = 0;
         const std::size_t total = bytes.size() / element;
+        const Status s = post_batches(bytes, element, total, sent, d);
+        auto& counters = state_->counters;
+        for (std::size_t i = 0; i < sent; ++i) {
+            counters.sent(element, [] { return std::size_t{0}; });
+        }
+        if (s != Status::ok) {
+            counters.refused();
+        }
+        return s;
+    }
+
+private:
+    Status post_batches(std::span<const std::byte> bytes, std::size_t element, std::size_t total,
+                        std::size_t& sent, Deadline d) noexcept {
         try {
             while (sent < total) {
                 // Copied before a credit is spent: a failed allocation costs no credit.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <ferry/channel/detail/channel_counters.hpp>
 #include <ferry/net/detail/channel_wait.hpp>
 #include <ferry/net/detail/channel_wire.hpp>
 #include <map>
@@ -80,6 +81,9 @@ public:
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     [[nodiscard]] std::size_t element_bytes() const noexcept { return element_bytes_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+    // This end's counts (docs/multi-node-channels.md, Counters): updated by the handle layer.
+    ferry::detail::ChannelCounters<true, true> counters;
 
 private:
     struct Sender {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/capacity.hpp>
+#include <ferry/channel/detail/channel_counters.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/net/detail/channel_wait.hpp>
 #include <ferry/net/detail/channel_wire.hpp>
@@ -104,6 +105,9 @@ public:
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     [[nodiscard]] std::size_t element_bytes() const noexcept { return element_bytes_; }
     [[nodiscard]] PeerId peer() const noexcept { return peer_; }
+
+    // This end's counts (docs/multi-node-channels.md, Counters): updated by the handle layer.
+    ferry::detail::ChannelCounters<true, true> counters;
 
 private:
     Verdict on_reply(const ChannelWire& w, std::vector<Outgoing>& out);

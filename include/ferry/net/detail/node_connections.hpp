@@ -82,6 +82,7 @@ inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason, bool
         return;
     }
     const bool was_peer = conn.state == detail::ConnState::peer;
+    conn.lost_reason = reason;
     conn.state = detail::ConnState::lost; // its token stays known: what it still sends is dropped
     if (conn.ep != nullptr) {
         by_ep.erase(conn.ep);

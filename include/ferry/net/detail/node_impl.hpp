@@ -4,6 +4,8 @@
 // thread, heartbeats), node_connections.hpp (endpoints, peers, refusals, losses),
 // node_handshake.hpp, node_services.hpp, node_rma.hpp.
 
+#include <chrono>
+#include <ferry/core/detail/json_string.hpp>
 #include <ferry/net/detail/node_connections.hpp>
 #include <ferry/net/detail/node_handshake.hpp>
 #include <ferry/net/detail/node_progress.hpp>
@@ -11,6 +13,7 @@
 #include <ferry/net/detail/node_services.hpp>
 #include <ferry/net/detail/node_state.hpp>
 #include <ferry/runtime/profiler.hpp>
+#include <unistd.h>
 
 namespace ferry::net {
 
@@ -60,6 +63,9 @@ inline Expected<std::unique_ptr<Node>> Node::start(NodeOptions options) {
     }
     auto impl = std::make_unique<Impl>();
     impl->options = std::move(options);
+    if (std::string why; impl->state_file.configure_from_environment(why), !why.empty()) {
+        detail::log_line(why); // an error: what the environment asked for does not happen
+    }
     if (const auto s = impl->start_ucx(); s != Status::ok) {
         return failed(s);
     }
@@ -182,6 +188,55 @@ inline std::string Node::last_refusal() const {
 inline std::map<std::string, std::uint64_t> Node::refusals_by_reason() const {
     std::lock_guard lock(impl_->refusal_mu);
     return impl_->refusal_reasons;
+}
+
+inline std::vector<PeerStats> Node::peer_stats() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->peer_stats_locked();
+}
+
+inline std::vector<PeerStats> Node::Impl::peer_stats_locked() const {
+    std::vector<PeerStats> out;
+    for (const auto& [id, conn] : by_id) {
+        const bool alive = conn->state == detail::ConnState::peer;
+        out.push_back({id, conn->where, conn->accepted, alive, alive ? "" : conn->lost_reason,
+                       conn->messages_sent, conn->bytes_sent, conn->messages_received,
+                       conn->bytes_received});
+    }
+    return out;
+}
+
+// The state file's text (docs/multi-node.md, Publishing a node's state): one JSON object.
+inline std::string Node::Impl::state_json() const {
+    using ferry::detail::json_string;
+    const auto written = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    std::string out = "{\"pid\": " + std::to_string(::getpid()) +
+                      ",\n \"address\": " + json_string(listen_address) +
+                      ",\n \"written_unix_ms\": " + std::to_string(written.count()) +
+                      ",\n \"peers\": [";
+    const char* separator = "";
+    for (const PeerStats& p : peer_stats_locked()) {
+        out += std::string(separator) + "\n  {\"peer\": " + std::to_string(p.peer) +
+               ", \"address\": " + json_string(p.address) +
+               ", \"accepted\": " + (p.accepted ? "true" : "false") +
+               ", \"alive\": " + (p.alive ? "true" : "false") +
+               ", \"lost_reason\": " + json_string(p.lost_reason) +
+               ", \"messages_sent\": " + std::to_string(p.messages_sent) +
+               ", \"bytes_sent\": " + std::to_string(p.bytes_sent) +
+               ", \"messages_received\": " + std::to_string(p.messages_received) +
+               ", \"bytes_received\": " + std::to_string(p.bytes_received) + "}";
+        separator = ",";
+    }
+    std::lock_guard lock(refusal_mu);
+    out += "],\n \"refusals\": " + std::to_string(refusals.load(std::memory_order_acquire)) +
+           ",\n \"refusals_by_reason\": {";
+    separator = "";
+    for (const auto& [reason, count] : refusal_reasons) {
+        out += std::string(separator) + json_string(reason) + ": " + std::to_string(count);
+        separator = ", ";
+    }
+    return out + "}}\n";
 }
 
 inline Result<RegionId> Node::expose(std::span<std::byte> memory, afd::Doorbell bell) {

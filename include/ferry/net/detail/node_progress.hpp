@@ -197,6 +197,7 @@ inline void Node::Impl::run() {
     while (!stopping.load(std::memory_order_acquire)) {
         ucs_status_t armed = UCS_OK;
         clock::time_point due;
+        std::string state; // to publish, once the lock is released
         {
             std::lock_guard lock(mu);
             while (progress_locked()) {
@@ -206,9 +207,16 @@ inline void Node::Impl::run() {
                 expire_pending(now);
                 heartbeat_tick(now);
                 next_heartbeat = now + options.heartbeat;
+                if (state_file.enabled() && now >= next_state) {
+                    state = state_json();
+                    next_state = now + detail::k_state_interval;
+                }
             }
             due = next_heartbeat;
             armed = ucp_worker_arm(worker.h);
+        }
+        if (std::string why; !state.empty() && state_file.write(state, why) != Status::ok) {
+            detail::log_line(why, LogLevel::warning);
         }
         if (armed == UCS_ERR_BUSY) {
             continue;

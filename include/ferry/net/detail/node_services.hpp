@@ -40,6 +40,7 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
                                     op->header.size(), payload.data(), payload.size(), &p);
     if (request == nullptr) {
         op->finished = true;
+        count_sent(conn, kind, payload.size());
         return Status::ok;
     }
     if (UCS_PTR_IS_ERR(request)) {
@@ -47,6 +48,7 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
         op->result = detail::to_status(UCS_PTR_STATUS(request));
         return op->result;
     }
+    count_sent(conn, kind, payload.size());
     op->request = request;
     if (op->owned_by_callback) {
         static_cast<void>(op.release());
@@ -180,6 +182,8 @@ inline ucs_status_t Node::Impl::on_service(void* arg, const void* header, std::s
         self.refuse(conn, std::string("service ") + std::to_string(s->service) + ": " + verdict);
         return d.receiving ? UCS_INPROGRESS : refused;
     }
+    ++conn->messages_received;
+    conn->bytes_received += length;
     // Not received: UCX drops the rendezvous descriptor (the sender's send completes).
     return d.receiving ? UCS_INPROGRESS : UCS_OK;
 }

@@ -11,6 +11,7 @@
 #include <deque>
 #include <ferry/net/detail/address.hpp>
 #include <ferry/net/detail/bootstrap.hpp>
+#include <ferry/net/detail/node_state_file.hpp>
 #include <ferry/net/detail/ucx_status.hpp>
 #include <ferry/net/detail/wire.hpp>
 #include <ferry/net/node.hpp>
@@ -76,6 +77,12 @@ struct Conn {
     // This side's flushes: the last one asked, the last one answered.
     std::uint64_t flush_asked = 0;
     std::uint64_t flush_answered = 0;
+    // Counters (Node::peer_stats), under the node's mutex like everything here.
+    std::uint64_t messages_sent = 0;
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t messages_received = 0;
+    std::uint64_t bytes_received = 0;
+    std::string lost_reason;
 };
 
 // A connection to this node's listener that has not finished the handshake.
@@ -172,6 +179,12 @@ struct Node::Impl {
     std::condition_variable wait_cv;
     std::uint64_t generation = 0;
 
+    // Publishing the node's state (node_state_file.hpp): off unless the environment asks.
+    detail::StateFile state_file;
+    clock::time_point next_state{};
+    std::vector<PeerStats> peer_stats_locked() const; // with `mu` held
+    std::string state_json() const;                   // with `mu` held
+
     // The progress thread.
     int epoll_fd = -1;
     int wake_fd = -1;
@@ -266,6 +279,13 @@ struct Node::Impl {
     static void on_sent(void* request, ucs_status_t status, void* user);
     Status issue(detail::Conn& conn, std::unique_ptr<Op>& op, detail::wire::Kind kind,
                  std::span<const std::byte> payload, std::uint32_t flags);
+    // A send started on `conn`: counted when it is a service message (Node::peer_stats).
+    static void count_sent(detail::Conn& conn, detail::wire::Kind kind, std::size_t bytes) noexcept {
+        if (kind == detail::wire::Kind::service) {
+            ++conn.messages_sent;
+            conn.bytes_sent += bytes;
+        }
+    }
     Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
                 std::span<const std::byte> payload, Timeout timeout);
     Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,

@@ -1,0 +1,170 @@
+#pragma once
+// The counters of ferry/ipc channels, kept in the segment so that another process (and
+// ferry-inspect) can read them (docs/processes.md, Counters). The rule at the top of
+// segment_header.hpp applies: the counter area is read through this process's private geometry
+// only (k_counters_offset, k_max_participants), each word once per read, never used as a size
+// or an index.
+//
+// The area holds one ParticipantCounters block per participant slot of the segment header. A
+// process writes only the block of the slot it registered in (a relaxed load + store per word;
+// a side with several threads of that process — mpmc — uses a relaxed fetch_add on its own
+// block), so no update is an RMW shared between processes. A block outlives its process: a
+// process that later takes the slot goes on counting in it, so the sum over all blocks counts
+// the channel's whole life. A reader sums every block.
+//
+// ProcessCounters<true> counts; ProcessCounters<false> (a policy with counters = false) has the
+// same interface and nothing behind it. Time blocked is measured only for a call whose first,
+// non-waiting attempt found the ring full or empty: the waiting call runs after it.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <ferry/channel/stats.hpp>
+#include <ferry/core/status.hpp>
+#include <ferry/ipc/detail/segment_header.hpp>
+#include <ferry/ipc/detail/shared_ring.hpp>
+#include <span>
+
+namespace ferry::ipc::detail {
+
+struct ParticipantCounters {
+    ferry::detail::SendCounterWords send;
+    ferry::detail::ReceiveCounterWords receive;
+};
+static_assert(sizeof(ParticipantCounters) == k_counter_block_bytes);
+static_assert(k_counters_offset + k_counters_bytes <= k_payload_offset);
+
+// The sum over every block of a counter area of k_counters_bytes (a mapped segment's, or a
+// reader's private copy).
+inline ChannelStats sum_counters(std::span<const std::byte> area) noexcept {
+    ChannelStats s;
+    if (area.size() < k_counters_bytes) {
+        return s;
+    }
+    const auto* blocks = reinterpret_cast<const ParticipantCounters*>(area.data());
+    for (std::size_t i = 0; i < k_max_participants; ++i) {
+        ferry::detail::CounterUpdates::add_to(s, blocks[i].send);
+        ferry::detail::CounterUpdates::add_to(s, blocks[i].receive);
+    }
+    return s;
+}
+
+inline ChannelStats block_stats(const ParticipantCounters& block) noexcept {
+    ChannelStats s;
+    ferry::detail::CounterUpdates::add_to(s, block.send);
+    ferry::detail::CounterUpdates::add_to(s, block.receive);
+    return s;
+}
+
+// This process's block in an open segment (the slot it registered in).
+inline ParticipantCounters* own_block(const Segment& segment) noexcept {
+    return reinterpret_cast<ParticipantCounters*>(segment.counter_area().data()) + segment.slot();
+}
+
+template <bool Enabled>
+class ProcessCounters {
+public:
+    using clock = SharedRing::clock;
+    using Updates = ferry::detail::CounterUpdates;
+
+    ProcessCounters() noexcept = default;
+    // `block`: this process's block in the segment; `shared`: several threads of this process
+    // may count on one side (mpmc).
+    ProcessCounters(ParticipantCounters* block, bool shared) noexcept
+        : block_(block), shared_(shared) {}
+
+    // ring.claim, counted: a first attempt without waiting; only when it finds the ring full
+    // (and the caller may wait) the waiting call, timed.
+    template <typename Ring>
+    Status claim(Ring& ring, typename Ring::Claim& c, clock::time_point deadline, bool may_wait,
+                 const Segment* peers) noexcept {
+        Status s = ring.claim(c, deadline, false, peers);
+        if (s == Status::ok) [[likely]] {
+            return s;
+        }
+        if (s == Status::full) {
+            Updates::found_full(block_->send, ring.capacity(), shared_);
+            if (may_wait) {
+                s = timed(block_->send.blocked_ns,
+                          [&] { return ring.claim(c, deadline, true, peers); });
+            }
+        }
+        if (s != Status::ok) {
+            ferry::detail::counter_add(block_->send.refused, 1, shared_);
+        }
+        return s;
+    }
+
+    // ring.acquire, counted likewise. A first attempt that waited out a claimed head and timed
+    // out is repeated only while the caller's deadline has not passed.
+    template <typename Ring>
+    Status acquire(Ring& ring, typename Ring::Claim& c, clock::time_point deadline,
+                   bool may_wait, const Segment* peers) noexcept {
+        const Status first = ring.acquire(c, deadline, false, peers);
+        if (first == Status::ok) [[likely]] {
+            return first;
+        }
+        if (first == Status::empty) {
+            ferry::detail::counter_add(block_->receive.empty, 1, shared_);
+        }
+        const bool retry =
+            first == Status::empty || (first == Status::timed_out && deadline > clock::now());
+        if (!may_wait || !retry) {
+            return first;
+        }
+        return timed(block_->receive.blocked_ns,
+                     [&] { return ring.acquire(c, deadline, true, peers); });
+    }
+
+    // A message of `bytes` published on `ring`.
+    template <typename Ring>
+    void sent(const Ring& ring, std::uint64_t bytes) noexcept {
+        Updates::sent(block_->send, bytes, shared_, [&ring] { return ring.size(); });
+    }
+    void received(std::uint64_t bytes) noexcept {
+        Updates::received(block_->receive, bytes, shared_);
+    }
+    void dropped(std::size_t items) noexcept {
+        if (items != 0) {
+            ferry::detail::counter_add(block_->receive.dropped, items, shared_);
+        }
+    }
+
+private:
+    template <typename Call>
+    Status timed(std::uint64_t& word, Call call) noexcept {
+        const auto start = clock::now();
+        const Status s = call();
+        const auto spent =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
+        ferry::detail::counter_add(word, static_cast<std::uint64_t>(spent.count()), shared_);
+        return s;
+    }
+
+    ParticipantCounters* block_ = nullptr;
+    bool shared_ = false;
+};
+
+template <>
+class ProcessCounters<false> {
+public:
+    using clock = SharedRing::clock;
+    ProcessCounters() noexcept = default;
+    ProcessCounters(ParticipantCounters*, bool) noexcept {}
+    template <typename Ring>
+    static Status claim(Ring& ring, typename Ring::Claim& c, clock::time_point deadline,
+                        bool may_wait, const Segment* peers) noexcept {
+        return ring.claim(c, deadline, may_wait, peers);
+    }
+    template <typename Ring>
+    static Status acquire(Ring& ring, typename Ring::Claim& c, clock::time_point deadline,
+                          bool may_wait, const Segment* peers) noexcept {
+        return ring.acquire(c, deadline, may_wait, peers);
+    }
+    template <typename Ring>
+    static void sent(const Ring&, std::uint64_t) noexcept {}
+    static void received(std::uint64_t) noexcept {}
+    static void dropped(std::size_t) noexcept {}
+};
+
+} // namespace ferry::ipc::detail

@@ -1,0 +1,122 @@
+// Counters of ferry/ipc channels kept in the segment (ipc/detail/channel_counters.hpp;
+// docs/processes.md, Counters): what another process counted is in this process's stats(),
+// every count after a known sequence of calls, time parked, message lengths as bytes, and a
+// policy without counters.
+#include "../channel/stats_support.hpp"
+#include "channel_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <ferry/ipc/message_channel.hpp>
+#include <string>
+
+using ferry::Status;
+using ipc_test::Child;
+using ipc_test::make_message;
+using ipc_test::Message;
+using ipc_test::Small;
+using ipc_test::unique_name;
+using namespace std::chrono_literals;
+
+using stats_test::HasStats;
+using stats_test::uncounted;
+
+static_assert(HasStats<Small>);
+static_assert(!HasStats<ferry::ipc::Channel<Message, 8, uncounted>>);
+
+TEST_CASE("ipc counters: what a sending process counted is read by the receiving one", "[ipc]") {
+    constexpr std::uint64_t n = 1000; // fits the ring: the sender never waits
+    const auto name = unique_name("counted");
+    auto channel = ipc_test::Stream::create(name);
+    REQUIRE(channel);
+    Child child(ipc_test::channel_helper(), {"send", name, "stream", "1", std::to_string(n)});
+    REQUIRE(child.read_line() == "done");
+    REQUIRE(child.wait_exit() == 0); // the sender has closed: its counts stay in its block
+
+    ferry::ChannelStats s = channel->stats();
+    CHECK(s.sent == n);
+    CHECK(s.sent_bytes == n * sizeof(Message));
+    CHECK(s.received == 0);
+    CHECK(s.full == 0);
+    CHECK(s.high_water ==
+          n / ferry::detail::k_high_water_sample * ferry::detail::k_high_water_sample);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        REQUIRE(channel->try_receive().has_value());
+    }
+    s = channel->stats();
+    CHECK(s.received == n);
+    CHECK(s.received_bytes == n * sizeof(Message));
+    CHECK(s.sent == n);
+}
+
+TEST_CASE("ipc counters: every count after a known sequence of calls", "[ipc]") {
+    const auto name = unique_name("counts");
+    auto ch = Small::create(name);
+    REQUIRE(ch);
+    CHECK(ch->stats() == ferry::ChannelStats{});
+    for (std::uint64_t i = 0; i < ipc_test::k_small; ++i) {
+        REQUIRE(ch->try_send(make_message(i, 1)) == Status::ok);
+    }
+    CHECK(ch->try_send(make_message(9, 1)) == Status::full);           // full, refused
+    CHECK(ch->send_for(make_message(9, 1), 1ms) == Status::timed_out); // full, refused
+    REQUIRE(ch->try_receive().has_value());
+    REQUIRE(ch->try_receive().has_value());
+    CHECK(ch->clear() == ipc_test::k_small - 2);
+    CHECK(ch->try_receive().status() == Status::empty); // empty
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(ch->receive_for(30ms).status() == Status::timed_out); // empty, then parked
+    const auto took = std::chrono::steady_clock::now() - started;
+    ch->stop();
+    CHECK(ch->try_send(make_message(9, 1)) == Status::stopped); // refused
+
+    const ferry::ChannelStats s = ch->stats();
+    CHECK(s.sent == ipc_test::k_small);
+    CHECK(s.received == 2);
+    CHECK(s.full == 2);
+    CHECK(s.refused == 3);
+    CHECK(s.empty == 2);
+    CHECK(s.dropped_by_clear == ipc_test::k_small - 2);
+    CHECK(s.high_water == ipc_test::k_small);
+    CHECK(s.send_blocked_ns <= static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count()));
+    CHECK(s.receive_blocked_ns >= 25'000'000U); // the 30 ms wait, never early
+    CHECK(s.receive_blocked_ns <=
+          static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count()));
+    REQUIRE(ch->close());
+    CHECK(ch->stats() == ferry::ChannelStats{}); // closed: nothing to read
+}
+
+TEST_CASE("ipc counters: a message channel counts message lengths, not cancelled loans", "[ipc]") {
+    const auto name = unique_name("msgcount");
+    auto ch = ferry::ipc::MessageChannel<>::create(name, 4, 256);
+    REQUIRE(ch);
+    {
+        auto loan = ch->loan(200);
+        REQUIRE(loan);
+        std::memset(loan->bytes().data(), 7, 37);
+        REQUIRE(loan->publish(37) == Status::ok);
+    }
+    {
+        auto dropped = ch->loan(100); // cancelled: a marker, not a message
+        REQUIRE(dropped);
+    }
+    auto view = ch->receive_view(ferry::no_wait);
+    REQUIRE(view);
+    CHECK(view->bytes().size() == 37);
+    view->release();
+    CHECK(ch->receive_view(ferry::no_wait).status() == Status::empty); // the marker is skipped
+
+    const ferry::ChannelStats s = ch->stats();
+    CHECK(s.sent == 1);
+    CHECK(s.sent_bytes == 37);
+    CHECK(s.received == 1);
+    CHECK(s.received_bytes == 37);
+    CHECK(s.empty == 1);
+}
+
+TEST_CASE("ipc counters: a policy without counters still carries messages", "[ipc]") {
+    const auto name = unique_name("uncounted");
+    auto ch = ferry::ipc::Channel<Message, 8, uncounted>::create(name);
+    REQUIRE(ch);
+    REQUIRE(ch->try_send(make_message(1, 1)) == Status::ok);
+    CHECK(ch->try_receive()->sequence == 1);
+}
