@@ -15,9 +15,15 @@
 // through it as through any window (docs/afd.md, Remote windows): payload puts, a fence, the
 // flag's put, a ring.
 //
-// Over UCX's tcp transport a put lands only while the owner progresses its worker: the owner's
-// Node progress thread does that, woken by the incoming data, so an owner that only polls its
-// memory still receives. docs/multi-node.md, Attention/FFN across nodes.
+// Which path carries the bytes is the Nodes' choice, hidden here: put messages the owner's
+// Node checks and applies (the default), or, where both Nodes enabled
+// NodeOptions::one_sided_rma and the owner gave the region's key, one-sided ucp_put_nbx into
+// memory registered for exactly the window (docs/security.md, One-sided RMA). one_sided() says
+// which. Either way the owner's Node rings the owner's doorbell.
+//
+// Over UCX's tcp transport a put of either kind lands only while the owner progresses its
+// worker: the owner's Node progress thread does that, woken by the incoming data, so an owner
+// that only polls its memory still receives. docs/multi-node.md, Attention/FFN across nodes.
 
 #include <algorithm>
 #include <cstddef>
@@ -37,8 +43,8 @@
 
 namespace ferry::net {
 
-// A peer's exposed region, written with one-sided puts. Not movable: windows point at it. The
-// node must outlive it.
+// A peer's exposed region, written through the node's puts. Not movable: windows point at it.
+// The node must outlive it.
 class RemoteWindow final : public afd::RemoteAccess {
 public:
     // invalid_param when the peer exposed no such region; peer_lost when `peer` is not a live
@@ -59,6 +65,8 @@ public:
 
     [[nodiscard]] PeerId peer() const noexcept { return peer_; }
     [[nodiscard]] const RemoteRegion& region() const noexcept { return region_; }
+    // Whether the bytes go by one-sided RMA (else by put messages the owner checks).
+    [[nodiscard]] bool one_sided() const noexcept { return region_.one_sided; }
     // The afd::Window over the region (owner's addresses), valid while this object lives.
     [[nodiscard]] afd::Window window() noexcept { return {*this, region_.base, region_.size}; }
 
@@ -69,8 +77,8 @@ public:
         }
         return node_->put(peer_, region_.id, owner_address, bytes);
     }
-    // The fence orders every earlier put to the peer before the flag's put (UCX keeps the order
-    // of puts separated by ucp_worker_fence).
+    // The fence orders every earlier put to the peer before the flag's put (checked puts are
+    // applied in order; one-sided ones are separated by ucp_worker_fence).
     [[nodiscard]] Status publish(std::uint64_t owner_address,
                                  std::int32_t value) noexcept override {
         if (const Status s = node_->fence(peer_); s != Status::ok) {

@@ -1,11 +1,19 @@
 #pragma once
-// Node::Impl: writes into exposed regions — expose, put, flush, ring (docs/multi-node.md,
-// Windows; docs/security.md). A put is a message the owner checks (an authenticated peer, a
-// region it exposed, offset and length inside it) and applies itself: no memory of this node is
-// registered with UCX, so nothing is reachable where a transport would not check a remote key.
-// The owner applies one peer's puts, rings and flushes in the order they were sent: a put still
-// landing (a rendezvous) holds back what came after it, so the data is in place before its flag.
+// Node::Impl: writes into exposed regions — expose, put, fence, flush, ring (docs/multi-node.md,
+// Windows; docs/security.md). By default a put is a message the owner checks (an authenticated
+// peer, a region it exposed, offset and length inside it) and applies itself: no memory of this
+// node is registered with UCX, so nothing is reachable where a transport would not check a
+// remote key. The owner applies one peer's puts, rings and flushes in the order they were sent:
+// a put still landing (a rendezvous) holds back what came after it, so the data is in place
+// before its flag.
+//
+// With NodeOptions::one_sided_rma (both sides) a put into a region whose owner gave its key is a
+// ucp_put_nbx: the owner's code sees none of it, the NIC's key check is the only bound (docs/
+// security.md, One-sided RMA). fence() is then ucp_worker_fence, a ring follows a fence, and the
+// owner rings the doorbells of its registered regions whenever its worker made progress (over
+// tcp a put lands inside that progress), so a parked owner wakes either way.
 
+#include <algorithm>
 #include <ferry/net/detail/node_state.hpp>
 
 namespace ferry::net {
@@ -17,9 +25,116 @@ inline Result<RegionId> Node::Impl::expose(std::span<std::byte> memory, afd::Doo
         exposed.size() >= detail::wire::k_max_regions) {
         return Status::invalid_param;
     }
-    exposed.push_back(detail::LocalRegion{memory, bell});
+    detail::LocalRegion region;
+    region.memory = memory;
+    region.bell = bell;
+    if (options.one_sided_rma) {
+        if (const auto s = map_for_rma(region); s != Status::ok) {
+            return s;
+        }
+    }
+    exposed.push_back(std::move(region));
     return static_cast<RegionId>(exposed.size() - 1);
 }
+
+// Registers exactly `region.memory` (ferry allocates and widens nothing) and packs its remote
+// key; a key over the handshake's limits is not used (failure, nothing stays registered).
+inline Status Node::Impl::map_for_rma(detail::LocalRegion& region) {
+    namespace hs = detail::handshake;
+    ucp_mem_map_params_t p{};
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    p.address = region.memory.data();
+    p.length = region.memory.size();
+    if (const auto s = ucp_mem_map(context.h, &p, &region.memh); s != UCS_OK) {
+        detail::log_ucx("cannot register exposed memory for one-sided RMA", s);
+        region.memh = nullptr;
+        return Status::failure;
+    }
+    std::size_t keys = 0;
+    for (const auto& r : exposed) {
+        keys += r.key.size();
+    }
+    void* packed = nullptr;
+    std::size_t size = 0;
+    if (ucp_rkey_pack(context.h, region.memh, &packed, &size) == UCS_OK) {
+        if (size != 0 && size <= hs::k_max_key && keys + size <= hs::k_max_keys) {
+            const auto* bytes = static_cast<const std::byte*>(packed);
+            region.key.assign(bytes, bytes + size);
+        }
+        ucp_rkey_buffer_release(packed);
+    }
+    if (region.key.empty()) {
+        detail::log_line("cannot pack a remote key for exposed memory (or over " +
+                         std::to_string(hs::k_max_key) + " bytes)");
+        static_cast<void>(ucp_mem_unmap(context.h, region.memh));
+        region.memh = nullptr;
+        return Status::failure;
+    }
+    return Status::ok;
+}
+
+// After the worker made progress: a one-sided put may have landed in a registered region.
+inline void Node::Impl::ring_mapped() {
+    for (const auto& r : exposed) {
+        if (r.memh != nullptr) {
+            r.bell.ring();
+        }
+    }
+}
+
+// The keys of the regions a peer exposed, unpacked on its endpoint when this node does
+// one-sided RMA too; regions without a key stay checked. False and `error` when UCX refuses a
+// key (its length was checked against k_max_key when the Info was decoded).
+inline bool Node::Impl::unpack_keys(detail::Conn& conn, const detail::handshake::Info& theirs,
+                                    std::string& error) {
+    conn.rkeys.assign(conn.regions.size(), nullptr);
+    for (std::size_t i = 0; options.one_sided_rma && i < conn.regions.size(); ++i) {
+        if (i >= theirs.keys.size() || theirs.keys[i].empty()) {
+            continue;
+        }
+        if (const auto s = ucp_ep_rkey_unpack(conn.ep, theirs.keys[i].data(), &conn.rkeys[i]);
+            s != UCS_OK) {
+            conn.rkeys[i] = nullptr;
+            error = std::string("the peer's remote key is not usable: ") + ucs_status_string(s);
+            return false;
+        }
+        conn.regions[i].one_sided = true;
+    }
+    return true;
+}
+
+// A connection's unpacked keys (kept while the node lives: a put in flight may use one).
+inline void Node::Impl::release_keys(detail::Conn& conn) {
+    for (auto*& rkey : conn.rkeys) {
+        if (rkey != nullptr) {
+            ucp_rkey_destroy(rkey);
+            rkey = nullptr;
+        }
+    }
+}
+
+// Before the worker goes: every unpacked key destroyed, every registration undone.
+inline void Node::Impl::release_rma() {
+    for (auto& conn : conns) {
+        release_keys(*conn);
+    }
+    for (auto& r : exposed) {
+        if (r.memh != nullptr) {
+            static_cast<void>(ucp_mem_unmap(context.h, r.memh));
+            r.memh = nullptr;
+        }
+    }
+}
+
+namespace detail {
+
+// Whether this node writes any of the peer's regions one-sidedly.
+[[nodiscard]] inline bool one_sided(const Conn& conn) {
+    return std::any_of(conn.rkeys.begin(), conn.rkeys.end(),
+                       [](ucp_rkey_h k) { return k != nullptr; });
+}
+
+} // namespace detail
 
 // A small eager message of `kind` with `body` after the frame, completing on its own.
 inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind,
@@ -54,8 +169,6 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     auto op = std::make_unique<Op>();
     op->node = this;
     op->conn = conn;
-    detail::wire::append(op->header, detail::wire::frame(detail::wire::Kind::put, conn->send_token));
-    detail::wire::append(op->header, detail::wire::Put{region, 0, offset});
     std::span<const std::byte> source = bytes;
     const bool in_callback = callback_depth > 0;
     if (in_callback) {
@@ -64,7 +177,17 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         source = op->staged;
         op->owned_by_callback = true;
     }
-    const auto s = issue(*conn, op, detail::wire::Kind::put, source, 0);
+    Status s = Status::ok;
+    if (const ucp_rkey_h rkey = conn->rkeys.empty() ? nullptr : conn->rkeys[region]) {
+        ucp_request_param_t p = sent_param(*op);
+        s = settle(op, ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, rkey,
+                                   &p));
+    } else {
+        detail::wire::append(op->header,
+                             detail::wire::frame(detail::wire::Kind::put, conn->send_token));
+        detail::wire::append(op->header, detail::wire::Put{region, 0, offset});
+        s = issue(*conn, op, detail::wire::Kind::put, source, 0);
+    }
     if (s != Status::ok || in_callback || op->finished) {
         return s;
     }
@@ -72,7 +195,23 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     return op->result;
 }
 
-// A flush message; the peer answers it once every earlier put and ring of this node is applied.
+inline Status Node::Impl::fence(PeerId peer_id) {
+    std::lock_guard lock(mu);
+    auto* conn = peer(peer_id);
+    if (conn == nullptr) {
+        return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    // Checked puts are applied in the order they were sent: the order a fence asks for holds.
+    if (detail::one_sided(*conn)) {
+        if (const auto s = ucp_worker_fence(worker.h); s != UCS_OK) {
+            return detail::to_status(s);
+        }
+    }
+    return Status::ok;
+}
+
+// Where puts are one-sided, their remote completion (ucp_ep_flush_nbx) first. Then a flush
+// message; the peer answers it once every earlier checked put and ring of this node is applied.
 inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
     if (refuse_wait_in_callback("flush")) {
@@ -82,6 +221,26 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    if (detail::one_sided(*conn)) {
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = [](void*, ucs_status_t, void* self) { static_cast<Impl*>(self)->notify(); };
+        p.user_data = this;
+        void* request = ucp_ep_flush_nbx(conn->ep, &p);
+        const bool done = wait_until(lock, deadline, [&] {
+            return detail::request_state(request) != UCS_INPROGRESS;
+        });
+        const ucs_status_t state = detail::request_state(request);
+        if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+            ucp_request_free(request); // a request still in flight is freed when it completes
+        }
+        if (conn->state == detail::ConnState::lost) {
+            return Status::peer_lost;
+        }
+        if (!done || state != UCS_OK) {
+            return done ? detail::to_status(state) : Status::timed_out;
+        }
     }
     const detail::wire::Flush f{++conn->flush_asked};
     if (const auto s = send_small(*conn, detail::wire::Kind::flush,
@@ -106,6 +265,12 @@ inline Status Node::Impl::ring(PeerId peer_id, RegionId region) {
     }
     if (region >= conn->regions.size()) {
         return Status::invalid_param;
+    }
+    // After the one-sided puts: UCX orders every operation of the worker across a fence.
+    if (detail::one_sided(*conn)) {
+        if (const auto s = ucp_worker_fence(worker.h); s != UCS_OK) {
+            return detail::to_status(s);
+        }
     }
     const detail::wire::Ring r{region, 0};
     return send_small(*conn, detail::wire::Kind::ring, std::as_bytes(std::span(&r, 1)));

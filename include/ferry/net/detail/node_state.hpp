@@ -31,10 +31,14 @@ namespace detail {
 
 using clock = std::chrono::steady_clock;
 
-// A region this node exposed: peers write it with put messages this node checks and applies.
+// A region this node exposed: peers write it with put messages this node checks and applies,
+// or, with one_sided_rma, with one-sided puts through the registration `memh` (exactly
+// `memory`) whose packed remote key is `key`.
 struct LocalRegion {
     std::span<std::byte> memory;
     afd::Doorbell bell;
+    ucp_mem_h memh = nullptr;
+    std::vector<std::byte> key;
 };
 
 // A put, ring or flush that arrived while an earlier put of the same peer was still landing:
@@ -67,6 +71,7 @@ struct Conn {
     std::uint64_t recv_token = 0; // what the other side puts in its Frames
     std::uint64_t send_token = 0; // what this side puts in its Frames
     std::vector<RemoteRegion> regions;
+    std::vector<ucp_rkey_h> rkeys; // per region: the unpacked remote key, null for checked puts
     clock::time_point last_heard;
     wire::Frame heartbeat; // the heartbeat's header: it must outlive every heartbeat sent
     // The other side's writes into this node's regions, applied in the order they were sent.
@@ -264,6 +269,8 @@ struct Node::Impl {
                                    void* data, std::size_t length,
                                    const ucp_am_recv_param_t* param);
     static void on_sent(void* request, ucs_status_t status, void* user);
+    static ucp_request_param_t sent_param(Op& op);
+    Status settle(std::unique_ptr<Op>& op, void* request);
     Status issue(detail::Conn& conn, std::unique_ptr<Op>& op, detail::wire::Kind kind,
                  std::span<const std::byte> payload, std::uint32_t flags);
     Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
@@ -277,8 +284,14 @@ struct Node::Impl {
 
     // node_rma.hpp
     Result<RegionId> expose(std::span<std::byte> memory, afd::Doorbell bell);
+    Status map_for_rma(detail::LocalRegion& region);
+    void ring_mapped();
+    bool unpack_keys(detail::Conn& conn, const detail::handshake::Info& theirs, std::string& error);
+    void release_keys(detail::Conn& conn);
+    void release_rma();
     Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
                std::span<const std::byte> bytes);
+    Status fence(PeerId peer);
     Status flush(PeerId peer, Timeout timeout);
     Status ring(PeerId peer, RegionId region);
     Status send_small(detail::Conn& conn, detail::wire::Kind kind,
