@@ -358,18 +358,31 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
         refuse(&conn, why);
         return refused;
     }
+    queue_write(conn, std::move(w), data, length, rendezvous);
+    // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
+    return rendezvous ? UCS_INPROGRESS : UCS_OK;
+}
+
+// A checked write with nothing of the peer's ahead of it is applied at once — an eager put
+// straight from UCX's buffer, with no copy; otherwise it waits its turn, an eager put's bytes
+// copied (UCX's buffer is gone after the handler).
+inline void Node::Impl::queue_write(detail::Conn& conn, detail::Deferred w, void* data,
+                                    std::size_t length, bool rendezvous) {
+    const std::span<const std::byte> eager(static_cast<const std::byte*>(data),
+                                           rendezvous ? 0 : length);
     if (rendezvous) {
         w.descriptor = data;
         w.length = length;
-    } else if (kind == wire::Kind::put) {
-        const auto* p = static_cast<const std::byte*>(data);
-        w.bytes.assign(p, p + length);
+    }
+    if (conn.landing == 0 && conn.deferred.empty()) {
+        apply(conn, w, eager);
+        return;
+    }
+    if (w.kind == detail::wire::Kind::put && !rendezvous) {
+        w.bytes.assign(eager.begin(), eager.end());
         conn.deferred_bytes += length;
     }
     conn.deferred.push_back(std::move(w));
-    apply_deferred(conn);
-    // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
-    return rendezvous ? UCS_INPROGRESS : UCS_OK;
 }
 
 // A region this node exposed, and offset + length inside it (no overflow: offset is checked
@@ -394,7 +407,7 @@ inline void Node::Impl::apply_deferred(detail::Conn& conn) {
         auto w = std::move(conn.deferred.front());
         conn.deferred.pop_front();
         conn.deferred_bytes -= w.bytes.size();
-        apply(conn, w);
+        apply(conn, w, w.bytes);
     }
 }
 
@@ -422,7 +435,9 @@ inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
 
 } // namespace detail
 
-inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
+// `eager`: an eager put's bytes (its own copy in `w`, or UCX's buffer when applied at once).
+inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w,
+                              std::span<const std::byte> eager) {
     namespace wire = detail::wire;
     if (w.kind == wire::Kind::flush) {
         const wire::Flush f{w.sequence};
@@ -436,7 +451,7 @@ inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
     }
     auto into = region.memory.subspan(static_cast<std::size_t>(w.offset));
     if (w.descriptor == nullptr) {
-        detail::store(into, w.bytes);
+        detail::store(into, eager);
         return;
     }
     // A rendezvous: UCX places the bytes straight into the region; what follows waits for it.

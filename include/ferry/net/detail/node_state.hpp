@@ -302,7 +302,9 @@ struct Node::Impl {
                             std::span<const std::byte> header, void* data, std::size_t length,
                             bool rendezvous);
     const char* check_write(detail::Deferred& w, std::size_t length) const;
-    void apply(detail::Conn& conn, detail::Deferred& w);
+    void queue_write(detail::Conn& conn, detail::Deferred w, void* data, std::size_t length,
+                     bool rendezvous);
+    void apply(detail::Conn& conn, detail::Deferred& w, std::span<const std::byte> eager);
     void apply_deferred(detail::Conn& conn);
 };
 
