@@ -3,8 +3,8 @@
 
     python3 tools/bench_net_report.py --run build-bench/bench/net/bench-net [bench args...]
 
-runs the benchmark (10 interleaved repetitions into net.json unless the arguments say
-otherwise), records /proc/loadavg before and after in the JSON's context, and reports; or,
+runs the benchmark (10 interleaved repetitions into net.json; further arguments follow these,
+and a later flag wins), records /proc/loadavg before and after in the JSON's context, and reports; or,
 for a JSON written before,
 
     python3 tools/bench_net_report.py net.json
@@ -95,13 +95,10 @@ def read_loadavg():
 
 
 def run_bench(bench, args):
-    """Runs bench-net with `args` (DEFAULT_RUN's where none given), /proc/loadavg read before
-    and after and written into the JSON's context; returns the JSON's path."""
-    args = args or DEFAULT_RUN
-    out = next((a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out=")), None)
-    if out is None:
-        args = args + ["--benchmark_out=net.json", "--benchmark_out_format=json"]
-        out = "net.json"
+    """Runs bench-net with DEFAULT_RUN then `args` (a later flag wins), /proc/loadavg read
+    before and after and written into the JSON's context; returns the JSON's path."""
+    args = DEFAULT_RUN + args
+    out = [a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out=")][-1]
     before = read_loadavg()
     subprocess.run([bench] + args, check=True)
     after = read_loadavg()

@@ -208,3 +208,28 @@ TEST_CASE("net/window-rma: a connecting one-sided node tells a listener without 
     // Only the Hello (a length and 56 bytes): no proof, no Info, no key.
     CHECK(fake.read_line() == "got 60 secret=no");
 }
+
+// The flag's put carries the ring on the checked path: a publish alone rings the owner's
+// doorbell once, the ring() after it sends nothing, and a ring() after a plain write still rings.
+// (Rings counted by the doorbell; a flush orders everything before it.)
+TEST_CASE("net/window-rma: a checked publish rings with its flag, in one message",
+          "[net][window]") {
+    Pair pair(false, false);
+    const afd::Window w = pair.remote->window();
+    const afd::Doorbell bell = pair.exposed->doorbell();
+    const std::uint64_t base = pair.exposed->owner_base();
+    const std::uint32_t before = bell.snapshot();
+    REQUIRE(w.publish(base + 64, 3) == Status::ok);
+    REQUIRE(w.flush(k_limit) == Status::ok);
+    CHECK(pair.flag(64) == 3);
+    CHECK(bell.snapshot() == before + 1); // the publish rang
+    REQUIRE(w.ring() == Status::ok);
+    REQUIRE(w.flush(k_limit) == Status::ok);
+    CHECK(bell.snapshot() == before + 1); // nothing more to ring
+    const std::array<std::byte, 8> bytes{};
+    REQUIRE(w.write(base + 128, bytes) == Status::ok);
+    REQUIRE(w.ring() == Status::ok);
+    REQUIRE(w.flush(k_limit) == Status::ok);
+    CHECK(bell.snapshot() == before + 2);
+    CHECK(pair.owner->refusals() == 0);
+}

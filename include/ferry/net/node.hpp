@@ -186,6 +186,10 @@ public:
     // sent, when any of it is outside). Returns when `bytes` may be reused.
     [[nodiscard]] Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
                              std::span<const std::byte> bytes);
+    // put(), then the peer rings the doorbell it exposed with `region` once these bytes are in
+    // place: a flag and its ring in one message where puts are checked (put + ring otherwise).
+    [[nodiscard]] Status put_and_ring(PeerId peer, RegionId region, std::uint64_t owner_address,
+                                      std::span<const std::byte> bytes);
     // Orders every earlier put to the peer before every later one (the data before its flag):
     // ucp_worker_fence where puts are one-sided; checked puts are applied in order anyway.
     [[nodiscard]] Status fence(PeerId peer);

@@ -26,6 +26,7 @@
 // that only polls its memory still receives. docs/multi-node.md, Attention/FFN across nodes.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
@@ -75,19 +76,31 @@ public:
         if (bytes.empty()) {
             return node_->alive(peer_) ? Status::ok : Status::peer_lost;
         }
+        rung_.store(false, std::memory_order_relaxed);
         return node_->put(peer_, region_.id, owner_address, bytes);
     }
     // The fence orders every earlier put to the peer before the flag's put (checked puts are
-    // applied in order; one-sided ones are separated by ucp_worker_fence).
+    // applied in order; one-sided ones are separated by ucp_worker_fence). The flag's put
+    // carries the ring (Node::put_and_ring): the ring() that follows a publish has nothing
+    // left to send — one message fewer per hand-off (docs/performance/net.md, Profile).
     [[nodiscard]] Status publish(std::uint64_t owner_address,
                                  std::int32_t value) noexcept override {
         if (const Status s = node_->fence(peer_); s != Status::ok) {
             return s;
         }
-        return node_->put(peer_, region_.id, owner_address,
-                          std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+        const Status s = node_->put_and_ring(
+            peer_, region_.id, owner_address,
+            std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+        rung_.store(s == Status::ok, std::memory_order_relaxed);
+        return s;
     }
-    [[nodiscard]] Status ring() noexcept override { return node_->ring(peer_, region_.id); }
+    // Rings unless the last thing written was a publish, which rang already.
+    [[nodiscard]] Status ring() noexcept override {
+        if (rung_.exchange(false, std::memory_order_relaxed)) {
+            return node_->alive(peer_) ? Status::ok : Status::peer_lost;
+        }
+        return node_->ring(peer_, region_.id);
+    }
     [[nodiscard]] Status flush(const Timeout& timeout) noexcept override {
         return node_->flush(peer_, timeout);
     }
@@ -99,6 +112,7 @@ private:
     Node* node_;
     PeerId peer_;
     RemoteRegion region_;
+    std::atomic<bool> rung_{false}; // the last write was a publish, whose put rang
 };
 
 // This process's memory, exposed on a Node for peers to write, with the doorbell they ring and an

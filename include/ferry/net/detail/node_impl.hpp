@@ -187,6 +187,11 @@ inline Status Node::put(PeerId peer, RegionId region, std::uint64_t owner_addres
     return impl_->put(peer, region, owner_address, bytes);
 }
 
+inline Status Node::put_and_ring(PeerId peer, RegionId region, std::uint64_t owner_address,
+                                 std::span<const std::byte> bytes) {
+    return impl_->put(peer, region, owner_address, bytes, true);
+}
+
 inline Status Node::fence(PeerId peer) {
     return impl_->fence(peer);
 }

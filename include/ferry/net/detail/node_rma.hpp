@@ -148,8 +148,10 @@ inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind
     return issue(conn, op, kind, {}, UCP_AM_SEND_FLAG_EAGER);
 }
 
+// `rings`: the owner rings the region's doorbell once the bytes are applied — in the put's
+// message where puts are checked; by a ring message after a fence where they are one-sided.
 inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t owner_address,
-                              std::span<const std::byte> bytes) {
+                              std::span<const std::byte> bytes, bool rings) {
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
@@ -164,7 +166,7 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         return Status::invalid_param;
     }
     if (bytes.empty()) {
-        return Status::ok;
+        return rings ? ring(peer_id, region) : Status::ok;
     }
     auto op = std::make_unique<Op>();
     op->node = this;
@@ -182,10 +184,15 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         ucp_request_param_t p = sent_param(*op);
         s = settle(op, ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, rkey,
                                    &p));
+        if (s == Status::ok && rings) {
+            s = ring(peer_id, region); // after a fence
+        }
     } else {
         detail::wire::append(op->header,
                              detail::wire::frame(detail::wire::Kind::put, conn->send_token));
-        detail::wire::append(op->header, detail::wire::Put{region, 0, offset});
+        detail::wire::append(op->header,
+                             detail::wire::Put{region, rings ? detail::wire::k_put_rings : 0,
+                                               offset});
         s = issue(*conn, op, detail::wire::Kind::put, source, 0);
     }
     if (s != Status::ok || in_callback || op->finished) {
@@ -334,9 +341,10 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
     bool ok = false;
     if (kind == wire::Kind::put) {
         const auto p = wire::read<wire::Put>(body, 0);
-        ok = p && body.size() == sizeof(wire::Put);
+        ok = p && body.size() == sizeof(wire::Put) && (p->flags & ~wire::k_put_rings) == 0;
         w.region = p ? p->region : 0;
         w.offset = p ? p->offset : 0;
+        w.rings = p && p->flags == wire::k_put_rings;
     } else if (kind == wire::Kind::ring) {
         const auto r = wire::read<wire::Ring>(body, 0);
         ok = r && body.size() == sizeof(wire::Ring) && length == 0;
@@ -450,29 +458,37 @@ inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w,
         return;
     }
     auto into = region.memory.subspan(static_cast<std::size_t>(w.offset));
+    const afd::Doorbell bell = w.rings ? region.bell : afd::Doorbell{};
     if (w.descriptor == nullptr) {
         detail::store(into, eager);
+        bell.ring(); // after the store: a woken reader sees the bytes
         return;
     }
     // A rendezvous: UCX places the bytes straight into the region; what follows waits for it.
     struct Landing {
         Impl* node;
         detail::Conn* conn;
+        afd::Doorbell bell; // silent unless the put rings
     };
-    auto landing = std::make_unique<Landing>(Landing{this, &conn});
+    auto landing = std::make_unique<Landing>(Landing{this, &conn, bell});
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.user_data = landing.get();
-    p.cb.recv_am = [](void* request, ucs_status_t, std::size_t, void* user) {
+    p.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user) {
         const std::unique_ptr<Landing> l(static_cast<Landing*>(user));
         InCallback guard;
         ucp_request_free(request);
+        if (status == UCS_OK) {
+            l->bell.ring();
+        }
         --l->conn->landing;
         l->node->later.push_back([node = l->node, conn = l->conn] { node->apply_deferred(*conn); });
     };
     void* request = ucp_am_recv_data_nbx(worker.h, w.descriptor, into.data(), w.length, &p);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-        ++conn.landing; // in flight (NULL: landed at once; an error: the connection failed)
+    if (request == nullptr) {
+        bell.ring(); // landed at once
+    } else if (!UCS_PTR_IS_ERR(request)) {
+        ++conn.landing; // in flight (an error: the connection failed)
         static_cast<void>(landing.release());
     }
 }

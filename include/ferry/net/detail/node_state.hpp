@@ -47,6 +47,7 @@ struct Deferred {
     wire::Kind kind = wire::Kind::put;
     std::uint32_t region = 0;
     std::uint64_t offset = 0;
+    bool rings = false;             // a put that rings the region's doorbell once applied
     std::vector<std::byte> bytes;   // an eager put's bytes, copied
     void* descriptor = nullptr;     // a rendezvous put's descriptor, received when its turn comes
     std::uint64_t length = 0;       // a rendezvous put's length
@@ -290,7 +291,7 @@ struct Node::Impl {
     void release_keys(detail::Conn& conn);
     void release_rma();
     Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
-               std::span<const std::byte> bytes);
+               std::span<const std::byte> bytes, bool rings = false);
     Status fence(PeerId peer);
     Status flush(PeerId peer, Timeout timeout);
     Status ring(PeerId peer, RegionId region);
