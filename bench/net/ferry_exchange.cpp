@@ -124,15 +124,8 @@ Rounds exchange_with_peer(std::size_t size, bool one_sided) {
 }
 
 void exchange_ferry(benchmark::State& state, std::size_t size, bool one_sided) {
-    for (auto _ : state) {
-        Rounds rounds = ferry::bench::net::guarded<Rounds>(
-            [&] { return exchange_with_peer(size, one_sided); });
-        if (!ferry::bench::net::record_rounds(state, rounds)) {
-            break;
-        }
-    }
-    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
-    state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
+    ferry::bench::net::exchange_rows(state, k_rounds, size,
+                                     [&] { return exchange_with_peer(size, one_sided); });
 }
 
 // The peer (FFN side). argv: address size rounds path ("am" or "rma"). Exit 0 when every batch

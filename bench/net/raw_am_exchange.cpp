@@ -131,15 +131,8 @@ Rounds exchange_with_peer(std::size_t size) {
 }
 
 void exchange_raw_am(benchmark::State& state, std::size_t size) {
-    for (auto _ : state) {
-        Rounds rounds =
-            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size); });
-        if (!ferry::bench::net::record_rounds(state, rounds)) {
-            break;
-        }
-    }
-    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
-    state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
+    ferry::bench::net::exchange_rows(state, k_rounds, size,
+                                     [&] { return exchange_with_peer(size); });
 }
 
 // The peer (FFN side). argv: port size rounds. Exit 0 when every batch was whole when it landed.
