@@ -41,9 +41,9 @@ Rounds timed_connects(Connect connect_once) {
             result.error = "a connection failed";
         }
         if (i >= k_connects / 4) {
-            result.us.push_back(std::chrono::duration<double, std::micro>(
-                                    ferry::bench::clock::now() - start)
-                                    .count());
+            result.us.push_back(
+                std::chrono::duration<double, std::micro>(ferry::bench::clock::now() - start)
+                    .count());
         }
     }
     return result;

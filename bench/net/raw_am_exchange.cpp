@@ -63,7 +63,7 @@ struct Target {
     ucp_worker_h worker = nullptr;
     std::byte* memory = nullptr;
     std::size_t size = 0;
-    std::uint64_t landed = 0;  // the last round whose batch is in `memory`
+    std::uint64_t landed = 0;   // the last round whose batch is in `memory`
     std::uint64_t arriving = 0; // a rendezvous batch's round, until it lands
 
     static ucs_status_t on_batch(void* arg, const void* header, std::size_t header_length,

@@ -112,8 +112,8 @@ TEST_CASE("net/window-rma: a listener gives its key only to a client that proved
     REQUIRE(node->expose(memory).has_value());
     SECTION("a wrong proof gets the Challenge, then the connection closes: no Info, no key") {
         const auto deadline = std::chrono::steady_clock::now() + k_limit;
-        const auto fd = bs::connect_to(*net::detail::parse_address(node->address()).address,
-                                       deadline);
+        const auto fd =
+            bs::connect_to(*net::detail::parse_address(node->address()).address, deadline);
         REQUIRE(fd.valid());
         hs::Identity id{};
         hs::ClientSession session(net::Secret::from_bytes("not the job's secret").value(), id);
@@ -157,8 +157,7 @@ TEST_CASE("net/window-rma: a node without one_sided_rma gives no key", "[net][wi
     CHECK(raw.server().regions[0].key_length == 0);
 }
 
-TEST_CASE("net/window-rma: the Info's keys are bounded and must fill it exactly",
-          "[net][window]") {
+TEST_CASE("net/window-rma: the Info's keys are bounded and must fill it exactly", "[net][window]") {
     hs::Info info;
     info.token = 9;
     info.worker_address.assign(16, std::byte{2});

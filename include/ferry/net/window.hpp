@@ -88,9 +88,9 @@ public:
         if (const Status s = node_->fence(peer_); s != Status::ok) {
             return s;
         }
-        const Status s = node_->put_and_ring(
-            peer_, region_.id, owner_address,
-            std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+        const Status s =
+            node_->put_and_ring(peer_, region_.id, owner_address,
+                                std::as_bytes(std::span<const std::int32_t>(&value, 1)));
         rung_.store(s == Status::ok, std::memory_order_relaxed);
         return s;
     }

@@ -182,17 +182,16 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     Status s = Status::ok;
     if (const ucp_rkey_h rkey = conn->rkeys.empty() ? nullptr : conn->rkeys[region]) {
         ucp_request_param_t p = sent_param(*op);
-        s = settle(op, ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, rkey,
-                                   &p));
+        s = settle(op,
+                   ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, rkey, &p));
         if (s == Status::ok && rings) {
             s = ring(peer_id, region); // after a fence
         }
     } else {
         detail::wire::append(op->header,
                              detail::wire::frame(detail::wire::Kind::put, conn->send_token));
-        detail::wire::append(op->header,
-                             detail::wire::Put{region, rings ? detail::wire::k_put_rings : 0,
-                                               offset});
+        detail::wire::append(
+            op->header, detail::wire::Put{region, rings ? detail::wire::k_put_rings : 0, offset});
         s = issue(*conn, op, detail::wire::Kind::put, source, 0);
     }
     if (s != Status::ok || in_callback || op->finished) {
@@ -235,9 +234,8 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
         p.cb.send = [](void*, ucs_status_t, void* self) { static_cast<Impl*>(self)->notify(); };
         p.user_data = this;
         void* request = ucp_ep_flush_nbx(conn->ep, &p);
-        const bool done = wait_until(lock, deadline, [&] {
-            return detail::request_state(request) != UCS_INPROGRESS;
-        });
+        const bool done = wait_until(
+            lock, deadline, [&] { return detail::request_state(request) != UCS_INPROGRESS; });
         const ucs_status_t state = detail::request_state(request);
         if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
             ucp_request_free(request); // a request still in flight is freed when it completes
@@ -250,8 +248,8 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
         }
     }
     const detail::wire::Flush f{++conn->flush_asked};
-    if (const auto s = send_small(*conn, detail::wire::Kind::flush,
-                                  std::as_bytes(std::span(&f, 1)));
+    if (const auto s =
+            send_small(*conn, detail::wire::Kind::flush, std::as_bytes(std::span(&f, 1)));
         s != Status::ok) {
         return s;
     }
@@ -283,9 +281,8 @@ inline Status Node::Impl::ring(PeerId peer_id, RegionId region) {
     return send_small(*conn, detail::wire::Kind::ring, std::as_bytes(std::span(&r, 1)));
 }
 
-inline ucs_status_t Node::Impl::on_flushed(void* arg, const void* header,
-                                           std::size_t header_length, void*, std::size_t,
-                                           const ucp_am_recv_param_t*) {
+inline ucs_status_t Node::Impl::on_flushed(void* arg, const void* header, std::size_t header_length,
+                                           void*, std::size_t, const ucp_am_recv_param_t*) {
     auto& self = *static_cast<Impl*>(arg);
     std::lock_guard lock(self.mu);
     InCallback guard;
@@ -316,7 +313,8 @@ inline ucs_status_t Node::Impl::on_write(void* arg, const void* header, std::siz
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
     const auto frame = detail::wire::read<detail::wire::Frame>(bytes, 0);
-    const auto kind = frame ? static_cast<detail::wire::Kind>(frame->kind) : detail::wire::Kind::put;
+    const auto kind =
+        frame ? static_cast<detail::wire::Kind>(frame->kind) : detail::wire::Kind::put;
     if (kind != detail::wire::Kind::put && kind != detail::wire::Kind::ring &&
         kind != detail::wire::Kind::flush) {
         self.refuse(nullptr, "malformed message");
@@ -358,7 +356,8 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
     if (why == nullptr && conn.deferred.size() >= detail::k_max_deferred) {
         why = "too many writes waiting for an earlier one";
     }
-    if (why == nullptr && !rendezvous && conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
+    if (why == nullptr && !rendezvous &&
+        conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
         (conn.landing > 0 || !conn.deferred.empty())) {
         why = "too many bytes waiting for an earlier write";
     }
