@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """Turns bench-net's Google Benchmark JSON into the tables of docs/performance/net.md.
 
-    bench-net --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true \\
-        --benchmark_out=net.json --benchmark_out_format=json
+    python3 tools/bench_net_report.py --run build-bench/bench/net/bench-net [bench args...]
+
+runs the benchmark (10 interleaved repetitions into net.json; further arguments follow these,
+and a later flag wins), records /proc/loadavg before and after in the JSON's context, and reports; or,
+for a JSON written before,
+
     python3 tools/bench_net_report.py net.json
+
+A run that started with a 1-minute load average above LOADED_ABOVE is labelled "loaded": its
+table is printed, its verdicts are not (they read "loaded").
 
 The pairing, the ratio table and the verdict rule are tools/bench_channel_plot.py's (imported,
 with the comparisons below): repetition i of a measured side is divided by repetition i of its
@@ -16,6 +23,7 @@ raw baselines show even before ferry's rows exist. Exits 1 when any run reports 
 
 import json
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +32,10 @@ from bench_channel_plot import Comparison
 
 # Published AFD systems' budget for one layer's attention <-> FFN exchange, in microseconds.
 LAYER_BUDGET_US = 273
+# A run that starts above this 1-minute load average gives no verdicts.
+LOADED_ABOVE = 1.0
+DEFAULT_RUN = ["--benchmark_repetitions=10", "--benchmark_enable_random_interleaving=true",
+               "--benchmark_out=net.json", "--benchmark_out_format=json"]
 
 COMPARISONS = [
     Comparison("rate", "ferry", "raw_am", "64 B ChannelSender rate vs raw ucp_am_send_nbx",
@@ -50,6 +62,14 @@ COMPARISONS = [
                "bytes_per_second", "higher", 0.9, "GiB/s"),
     Comparison("exchange", "ferry", "raw_put", "AFD exchange round trip (p50) vs raw put+fence+flag",
                "p50_us", "lower", 1.2, "us"),
+    Comparison("exchange", "ferry_rma", "raw_put", "AFD exchange, one-sided RMA path (p50) vs raw put+fence+flag",
+               "p50_us", "lower", 1.2, "us"),
+    Comparison("exchange", "ferry", "raw_am", "AFD exchange, checked put messages (p50) vs raw AM of the same size",
+               "p50_us", "lower", None, "us"),
+    Comparison("exchange", "ferry", "ferry_rma", "AFD exchange: checked put messages vs one-sided RMA (the owner's checks)",
+               "p50_us", "lower", None, "us"),
+    Comparison("exchange", "raw_am", "raw_put", "raw AM exchange vs raw put+fence+flag (the two baselines)",
+               "p50_us", "lower", None, "us"),
     Comparison("exchange", "ferry", "raw_put_spin", "AFD exchange round trip (p50) vs raw put+fence+flag, spinning",
                "p50_us", "lower", None, "us"),
     Comparison("exchange", "raw_put_spin", "raw_put", "raw exchange spinning vs sleeping (the two baselines)",
@@ -68,37 +88,66 @@ def exchange_detail(measure, reps, values):
     return f" (p99 {p99:.3g} us; {share:.0%} of a {LAYER_BUDGET_US} us layer)"
 
 
-# A run started above this 1-minute load average is labelled "loaded".
-LOADED_ABOVE = 1.0
+CONNECT = Comparison("connect", "ferry", "raw", "connect (p50): Node::connect with the handshake + first round trip vs raw UCX endpoint + flush",
+                     "p50_us", "lower", None, "us")
+COMPARISONS.append(CONNECT)
 
 
-def load_average(path):
-    """The load at the start (Google Benchmark's context), the range of the 1-minute load the
-    rows recorded after their repetitions (counter load_after), and the label."""
+def read_loadavg():
+    """/proc/loadavg's 1, 5 and 15-minute figures."""
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def run_bench(bench, args):
+    """Runs bench-net with DEFAULT_RUN then `args` (a later flag wins), /proc/loadavg read
+    before and after and written into the JSON's context; returns the JSON's path."""
+    args = DEFAULT_RUN + args
+    out = [a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out=")][-1]
+    before = read_loadavg()
+    subprocess.run([bench] + args, check=True)
+    after = read_loadavg()
+    data = json.loads(Path(out).read_text())
+    data.setdefault("context", {}).update({"loadavg_before": before, "loadavg_after": after})
+    Path(out).write_text(json.dumps(data, indent=2))
+    return out
+
+
+def load_of(path):
+    """(text, loaded): the load averages recorded for the run, and whether it started above
+    LOADED_ABOVE (a run with no recorded load counts as loaded)."""
     data = json.loads(Path(path).read_text())
-    load = data.get("context", {}).get("load_avg")
-    start = "unknown" if not load else " / ".join(f"{x:.2f}" for x in load)
-    after = [run["load_after"] for run in data.get("benchmarks", [])
-             if run.get("run_type") != "aggregate" and run.get("load_after", -1) >= 0]
-    if after:
-        start += f"; 1 min after the repetitions: {min(after):.2f}..{max(after):.2f}"
-    if not load or load[0] > LOADED_ABOVE:
-        start += f" -- LOADED (started above {LOADED_ABOVE})" if load else " -- load unknown"
-    return start
+    context = data.get("context", {})
+    before = context.get("loadavg_before") or context.get("load_avg")
+    after = context.get("loadavg_after")
+    text = lambda load: "unknown" if not load else " / ".join(f"{x:.2f}" for x in load)
+    loaded = not before or before[0] > LOADED_ABOVE
+    label = f"before {text(before)}, after {text(after)} (1 / 5 / 15 min)"
+    rows_after = [run["load_after"] for run in data.get("benchmarks", [])
+                  if run.get("run_type") != "aggregate" and run.get("load_after", -1) >= 0]
+    if rows_after:  # the rate rows record the 1-minute load after their repetitions
+        label += f"; rows ended at {min(rows_after):.2f}..{max(rows_after):.2f}"
+    return label + (f": loaded (above {LOADED_ABOVE}), no verdicts" if loaded else ": idle"), loaded
 
 
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) >= 3 and argv[1] == "--run":
+        path = run_bench(argv[2], argv[3:])
+    elif len(argv) == 2:
+        path = argv[1]
+    else:
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        runs = bench.load_runs(argv[1])
+        runs = bench.load_runs(path)
     except bench.BenchError as error:
         print(error, file=sys.stderr)
         return 1
-    print(f"Load average at the start (1 / 5 / 15 min): {load_average(argv[1])}")
+    load, loaded = load_of(path)
+    print(f"Load average: {load}")
     print()
     rows = bench.summarise(runs, COMPARISONS)
+    for row in rows if loaded else []:
+        row["verdict"] = "loaded" if row["target"] is not None else row["verdict"]
     if rows:
         print(bench.table(rows))
     else:

@@ -1,5 +1,5 @@
-// ferry's AFD path between nodes against exchange/raw_put/S (raw_exchange.cpp), in the same
-// rounds:
+// ferry's AFD path between nodes against exchange/raw_put/S (raw_exchange.cpp) and
+// exchange/raw_am/S (raw_am_exchange.cpp), in the same rounds:
 //   exchange/ferry/S  this process (the attention side) writes through a net::RemoteWindow onto
 //                     the region the peer's net::ExposedWindow exposed, with the afd::Window
 //                     calls AttentionToFfn makes: write(micro-batch), publish(flag) (a fence,
@@ -8,7 +8,10 @@
 //                     scheduler's wait policy with its defaults), checks the batch's first and
 //                     last 8 bytes, and answers with publish + ring into this process's
 //                     ExposedWindow, on which this process waits the same way. Both Nodes'
-//                     progress threads land the puts and ring the doorbells.
+//                     progress threads land the puts and ring the doorbells. The window's
+//                     bytes go as put messages the owner checks (the default path).
+//   exchange/ferry_rma/S  the same with NodeOptions::one_sided_rma on both nodes: the window's
+//                     bytes go by ucp_put_nbx (the run is void if a window is not one-sided).
 // Not in the loop: AttentionToFfn's descriptor bookkeeping and the scheduler's group logic
 // around the wait (docs/performance/net.md, What the exchange row covers).
 #include "../ipc/messages.hpp"
@@ -76,13 +79,14 @@ private:
     std::unique_ptr<ExposedWindow> window_;
 };
 
-// The other side's first exposed region as a RemoteWindow; null when it exposed none.
-std::unique_ptr<RemoteWindow> open_remote(Node& node, PeerId peer) {
+// The other side's first exposed region as a RemoteWindow on the path asked for; null when it
+// exposed none or the path differs.
+std::unique_ptr<RemoteWindow> open_remote(Node& node, PeerId peer, bool one_sided) {
     if (peer == 0 || node.regions(peer).empty()) {
         return nullptr;
     }
     auto w = RemoteWindow::open(node, peer, node.regions(peer).front().id);
-    return w ? std::move(*w) : nullptr;
+    return w && (*w)->one_sided() == one_sided ? std::move(*w) : nullptr;
 }
 
 // One publish through an afd::Window: data (when any), then the flag, then the ring.
@@ -94,17 +98,18 @@ bool publish(RemoteWindow& to, std::span<const std::byte> data, std::int32_t fla
            w.ring() == ferry::Status::ok;
 }
 
-Rounds exchange_with_peer(std::size_t size) {
+Rounds exchange_with_peer(std::size_t size, bool one_sided) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     // The exposed memory outlives the Node, which may ring its doorbell until it stops.
     std::unique_ptr<Exposed> exposed;
-    auto node = ferry::bench::net::start_node(true);
+    auto node = ferry::bench::net::start_node(true, one_sided);
     exposed = std::make_unique<Exposed>(*node, 0);
     Exposed& answer = *exposed;
     ExecPeer peer(cpus.second, "ferry_ffn",
-                  {node->address(), std::to_string(size), std::to_string(k_rounds / 4 + k_rounds)});
-    const auto remote = open_remote(*node, ferry::bench::net::accept_one(*node));
+                  {node->address(), std::to_string(size), std::to_string(k_rounds / 4 + k_rounds),
+                   one_sided ? "rma" : "am"});
+    const auto remote = open_remote(*node, ferry::bench::net::accept_one(*node), one_sided);
     std::vector<std::byte> storage;
     std::byte* batch = ferry::bench::page_aligned(storage, size);
     return ferry::bench::net::timed_rounds(
@@ -118,32 +123,26 @@ Rounds exchange_with_peer(std::size_t size) {
         [&](char what) { return remote != nullptr && peer.await(what); });
 }
 
-void exchange_ferry(benchmark::State& state, std::size_t size) {
-    for (auto _ : state) {
-        Rounds rounds =
-            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size); });
-        if (!ferry::bench::net::record_rounds(state, rounds)) {
-            break;
-        }
-    }
-    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
-    state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
+void exchange_ferry(benchmark::State& state, std::size_t size, bool one_sided) {
+    ferry::bench::net::exchange_rows(state, k_rounds, size,
+                                     [&] { return exchange_with_peer(size, one_sided); });
 }
 
-// The peer (FFN side). argv: address size rounds. Exit 0 when every batch was whole before its
-// flag.
+// The peer (FFN side). argv: address size rounds path ("am" or "rma"). Exit 0 when every batch
+// was whole before its flag.
 int ferry_ffn(const std::vector<std::string>& args, Reporter report) {
-    if (args.size() != 3) {
+    if (args.size() != 4) {
         return 2;
     }
     const std::size_t size = std::stoul(args[1]);
     const auto rounds = static_cast<std::int32_t>(std::stol(args[2]));
+    const bool one_sided = args[3] == "rma";
     std::unique_ptr<Exposed> exposed; // outlives the Node, as above
-    auto node = ferry::bench::net::start_node(false);
+    auto node = ferry::bench::net::start_node(false, one_sided);
     exposed = std::make_unique<Exposed>(*node, size);
     Exposed& mine = *exposed;
     const auto them = node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience));
-    const auto remote = them ? open_remote(*node, *them) : nullptr;
+    const auto remote = them ? open_remote(*node, *them, one_sided) : nullptr;
     if (remote == nullptr) {
         return 2;
     }
@@ -172,12 +171,14 @@ int ferry_ffn(const std::vector<std::string>& args, Reporter report) {
 
 [[maybe_unused]] const bool registered = ferry::bench::net::add_role("ferry_ffn", &ferry_ffn);
 
-BENCHMARK_CAPTURE(exchange_ferry, ferry_1KiB, 1 << 10)
-    ->Name("exchange/ferry/1KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_CAPTURE(exchange_ferry, ferry_56KiB, 8 * 7168)
-    ->Name("exchange/ferry/56KiB")
-    ->UseManualTime()
-    ->Iterations(1);
+#define FERRY_NET_FERRY_EXCHANGE(side, param, size, one_sided)                                     \
+    BENCHMARK_CAPTURE(exchange_ferry, side##_##param, size, one_sided)                             \
+        ->Name("exchange/" #side "/" #param)                                                       \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_FERRY_EXCHANGE(ferry, 1KiB, 1 << 10, false);
+FERRY_NET_FERRY_EXCHANGE(ferry, 56KiB, 8 * 7168, false);
+FERRY_NET_FERRY_EXCHANGE(ferry_rma, 1KiB, 1 << 10, true);
+FERRY_NET_FERRY_EXCHANGE(ferry_rma, 56KiB, 8 * 7168, true);
 } // namespace

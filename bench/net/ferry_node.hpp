@@ -14,9 +14,11 @@ namespace ferry::bench::net {
 
 inline constexpr std::chrono::seconds k_connect_patience{30};
 
-// Throws std::runtime_error when the node cannot start.
-inline std::unique_ptr<ferry::net::Node> start_node(bool listen) {
+// Throws std::runtime_error when the node cannot start. `one_sided`: NodeOptions::one_sided_rma
+// (windows by ucp_put_nbx; over tcp only for measuring, docs/security.md).
+inline std::unique_ptr<ferry::net::Node> start_node(bool listen, bool one_sided = false) {
     ferry::net::NodeOptions options;
+    options.one_sided_rma = one_sided;
     if (listen) {
         options.listen = "127.0.0.1:0";
     }

@@ -198,4 +198,18 @@ inline bool record_rounds(benchmark::State& state, Rounds& rounds) {
     return true;
 }
 
+// A benchmark's loop over exchange repetitions: `run()` gives one repetition's Rounds (its
+// exceptions turned into a void run); `rounds` round trips of `size` bytes each.
+template <typename Run>
+void exchange_rows(benchmark::State& state, std::uint64_t rounds, std::size_t size, Run run) {
+    for (auto _ : state) {
+        Rounds r = guarded<Rounds>(run);
+        if (!record_rounds(state, r)) {
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(rounds) * state.iterations());
+    state.SetBytesProcessed(static_cast<std::int64_t>(rounds * size) * state.iterations());
+}
+
 } // namespace ferry::bench::net

@@ -186,15 +186,8 @@ Rounds exchange_with_peer(std::size_t size, Waiting waiting) {
 }
 
 void exchange(benchmark::State& state, std::size_t size, Waiting waiting) {
-    for (auto _ : state) {
-        Rounds rounds =
-            ferry::bench::net::guarded<Rounds>([&] { return exchange_with_peer(size, waiting); });
-        if (!ferry::bench::net::record_rounds(state, rounds)) {
-            break;
-        }
-    }
-    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds) * state.iterations());
-    state.SetBytesProcessed(static_cast<std::int64_t>(k_rounds * size) * state.iterations());
+    ferry::bench::net::exchange_rows(state, k_rounds, size,
+                                     [&] { return exchange_with_peer(size, waiting); });
 }
 
 // The peer (FFN side). argv: port size rounds waiting. Exit 0 when every micro-batch was whole

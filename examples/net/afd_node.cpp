@@ -85,6 +85,8 @@ ferry::Result<std::unique_ptr<net::Node>> start_node(const std::string& listen) 
     net::NodeOptions options;
     options.listen = listen;
     options.secret = std::move(*secret);
+    // FERRY_NET_ONE_SIDED_RMA=1: windows by one-sided RMA, for fabrics that check remote keys.
+    options.one_sided_rma = net::one_sided_rma_from_environment();
     return net::Node::start(std::move(options));
 }
 

@@ -41,6 +41,7 @@ struct Pair {
         net::NodeOptions o;
         o.listen = listen;
         o.secret = net::Secret::from_environment().value();
+        o.one_sided_rma = net::one_sided_rma_from_environment(); // meson runs both paths
         auto n = net::Node::start(std::move(o));
         REQUIRE(n.has_value());
         return std::move(*n);
@@ -57,6 +58,7 @@ struct Pair {
         auto r = net::RemoteWindow::open(*writer, peer, exposed->region());
         REQUIRE(r.has_value());
         remote = std::move(*r);
+        REQUIRE(remote->one_sided() == net::one_sided_rma_from_environment()); // the path asked
     }
     [[nodiscard]] std::uint64_t base() const { return exposed->owner_base(); }
     [[nodiscard]] std::int32_t flag(std::size_t offset) {

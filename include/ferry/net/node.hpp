@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <ferry/afd/doorbell.hpp>
 #include <ferry/core/expected.hpp>
 #include <ferry/core/result.hpp>
@@ -65,13 +66,30 @@ struct NodeOptions {
     // Extra UCX settings (name without the UCX_ prefix, value), applied over the environment's
     // UCX_* variables; e.g. {"TLS", "tcp"}.
     std::vector<std::pair<std::string, std::string>> ucx_settings;
+    // One-sided RMA for windows, for RDMA fabrics whose NIC checks remote keys (verbs rc / dc),
+    // never over tcp, where UCX does not check them (docs/security.md, One-sided RMA). Off: peers
+    // write exposed memory only with put messages this node checks and applies. On: the UCX
+    // context has RMA, expose() registers exactly the exposed memory, its packed key goes to
+    // peers that proved the secret, and a write to a peer that gave a key (and enabled it too)
+    // is a ucp_put_nbx that no code of the owner checks. Either way the owner rings its own
+    // doorbell, and RemoteWindow / ExposedWindow look the same.
+    bool one_sided_rma = false;
 };
 
-// A region another node exposed: its addresses in the owner's address space.
+// Whether FERRY_NET_ONE_SIDED_RMA is "1": how the examples and tests choose
+// NodeOptions::one_sided_rma (the library itself never reads it).
+[[nodiscard]] inline bool one_sided_rma_from_environment() noexcept {
+    const char* value = std::getenv("FERRY_NET_ONE_SIDED_RMA");
+    return value != nullptr && std::string_view(value) == "1";
+}
+
+// A region another node exposed: its addresses in the owner's address space, and whether this
+// node writes it with one-sided puts (the owner gave its key and both enabled one_sided_rma).
 struct RemoteRegion {
     RegionId id = 0;
     std::uint64_t base = 0;
     std::uint64_t size = 0;
+    bool one_sided = false;
 };
 
 // One message for a service; valid only during the handler call.
@@ -174,20 +192,28 @@ public:
     // Every peer this node has had (lost ones too, in id order) and what it counted for each.
     [[nodiscard]] std::vector<PeerStats> peer_stats() const;
 
-    // One-sided access. expose() registers memory for remote writes (before connecting or
-    // accepting peers: the table travels in the handshake); `bell` is rung when a peer calls
-    // ring() for the region. regions(peer) lists what the peer exposed.
+    // Remote writes. expose() offers memory to peers' writes (before connecting or accepting
+    // peers: the table travels in the handshake); `bell` is rung when a peer calls ring() for
+    // the region, and with one_sided_rma after this node's worker made progress (a one-sided put
+    // may have landed). regions(peer) lists what the peer exposed. failure when UCX cannot
+    // register the memory for one-sided RMA.
     [[nodiscard]] Result<RegionId> expose(std::span<std::byte> memory, afd::Doorbell bell = {});
     [[nodiscard]] std::vector<RemoteRegion> regions(PeerId peer) const;
     // Writes `bytes` at the owner's address inside the peer's region (invalid_param, nothing
     // sent, when any of it is outside). Returns when `bytes` may be reused.
     [[nodiscard]] Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
                              std::span<const std::byte> bytes);
-    // Orders every earlier put to the peer before every later one (the data before its flag).
+    // put(), then the peer rings the doorbell it exposed with `region` once these bytes are in
+    // place: a flag and its ring in one message where puts are checked (put + ring otherwise).
+    [[nodiscard]] Status put_and_ring(PeerId peer, RegionId region, std::uint64_t owner_address,
+                                      std::span<const std::byte> bytes);
+    // Orders every earlier put to the peer before every later one (the data before its flag):
+    // ucp_worker_fence where puts are one-sided; checked puts are applied in order anyway.
     [[nodiscard]] Status fence(PeerId peer);
     // Waits until every earlier put to the peer has landed in its memory.
     [[nodiscard]] Status flush(PeerId peer, Timeout timeout);
-    // Asks the peer to ring the doorbell it exposed with `region` (a small message after the puts).
+    // Asks the peer to ring the doorbell it exposed with `region` (a small message after the puts;
+    // after a fence where puts are one-sided).
     [[nodiscard]] Status ring(PeerId peer, RegionId region);
 
 private:

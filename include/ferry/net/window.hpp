@@ -15,11 +15,18 @@
 // through it as through any window (docs/afd.md, Remote windows): payload puts, a fence, the
 // flag's put, a ring.
 //
-// Over UCX's tcp transport a put lands only while the owner progresses its worker: the owner's
-// Node progress thread does that, woken by the incoming data, so an owner that only polls its
-// memory still receives. docs/multi-node.md, Attention/FFN across nodes.
+// Which path carries the bytes is the Nodes' choice, hidden here: put messages the owner's
+// Node checks and applies (the default), or, where both Nodes enabled
+// NodeOptions::one_sided_rma and the owner gave the region's key, one-sided ucp_put_nbx into
+// memory registered for exactly the window (docs/security.md, One-sided RMA). one_sided() says
+// which. Either way the owner's Node rings the owner's doorbell.
+//
+// Over UCX's tcp transport a put of either kind lands only while the owner progresses its
+// worker: the owner's Node progress thread does that, woken by the incoming data, so an owner
+// that only polls its memory still receives. docs/multi-node.md, Attention/FFN across nodes.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
@@ -39,8 +46,8 @@
 
 namespace ferry::net {
 
-// A peer's exposed region, written with one-sided puts. Not movable: windows point at it. The
-// node must outlive it.
+// A peer's exposed region, written through the node's puts. Not movable: windows point at it.
+// The node must outlive it.
 class RemoteWindow final : public afd::RemoteAccess {
 public:
     // not_found when the peer exposed no such region; peer_lost when `peer` is not a live
@@ -63,6 +70,8 @@ public:
 
     [[nodiscard]] PeerId peer() const noexcept { return peer_; }
     [[nodiscard]] const RemoteRegion& region() const noexcept { return region_; }
+    // Whether the bytes go by one-sided RMA (else by put messages the owner checks).
+    [[nodiscard]] bool one_sided() const noexcept { return region_.one_sided; }
     // The afd::Window over the region (owner's addresses), valid while this object lives.
     [[nodiscard]] afd::Window window() noexcept { return {*this, region_.base, region_.size}; }
 
@@ -71,19 +80,31 @@ public:
         if (bytes.empty()) {
             return node_->alive(peer_) ? Status::ok : Status::peer_lost;
         }
+        rung_.store(false, std::memory_order_relaxed);
         return node_->put(peer_, region_.id, owner_address, bytes);
     }
-    // The fence orders every earlier put to the peer before the flag's put (UCX keeps the order
-    // of puts separated by ucp_worker_fence).
+    // The fence orders every earlier put to the peer before the flag's put (checked puts are
+    // applied in order; one-sided ones are separated by ucp_worker_fence). The flag's put
+    // carries the ring (Node::put_and_ring): the ring() that follows a publish has nothing
+    // left to send — one message fewer per hand-off (docs/performance/net.md, Profile).
     [[nodiscard]] Status publish(std::uint64_t owner_address,
                                  std::int32_t value) noexcept override {
         if (const Status s = node_->fence(peer_); s != Status::ok) {
             return s;
         }
-        return node_->put(peer_, region_.id, owner_address,
-                          std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+        const Status s =
+            node_->put_and_ring(peer_, region_.id, owner_address,
+                                std::as_bytes(std::span<const std::int32_t>(&value, 1)));
+        rung_.store(s == Status::ok, std::memory_order_relaxed);
+        return s;
     }
-    [[nodiscard]] Status ring() noexcept override { return node_->ring(peer_, region_.id); }
+    // Rings unless the last thing written was a publish, which rang already.
+    [[nodiscard]] Status ring() noexcept override {
+        if (rung_.exchange(false, std::memory_order_relaxed)) {
+            return node_->alive(peer_) ? Status::ok : Status::peer_lost;
+        }
+        return node_->ring(peer_, region_.id);
+    }
     [[nodiscard]] Status flush(const Timeout& timeout) noexcept override {
         return node_->flush(peer_, timeout);
     }
@@ -95,6 +116,7 @@ private:
     Node* node_;
     PeerId peer_;
     RemoteRegion region_;
+    std::atomic<bool> rung_{false}; // the last write was a publish, whose put rang
 };
 
 // This process's memory, exposed on a Node for peers to write, with the doorbell they ring and an

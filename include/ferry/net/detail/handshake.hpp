@@ -62,8 +62,11 @@ struct Challenge {
     Mac proof{};
 };
 
-// What a side tells the other once both proved: the token to put in every frame sent to it, its
-// UCX worker address, and its exposed regions (owner addresses; no remote keys).
+// What a side tells the other once the other proved the secret: the token to put in every frame
+// sent to it, its UCX worker address, and its exposed regions (owner addresses). A region exposed
+// for one-sided RMA (NodeOptions::one_sided_rma) carries its packed UCX remote key: key_length
+// bytes, the keys of all regions following the entries in region order. A region without a key
+// is written only by checked put messages.
 struct InfoHead {
     std::uint64_t token = 0;
     std::uint32_t address_length = 0;
@@ -71,7 +74,7 @@ struct InfoHead {
 };
 struct RegionEntry {
     std::uint32_t id = 0;
-    std::uint32_t reserved = 0;
+    std::uint32_t key_length = 0; // 0: no remote key
     std::uint64_t base = 0;
     std::uint64_t size = 0;
 };
@@ -80,13 +83,19 @@ struct Info {
     std::uint64_t token = 0;
     std::vector<std::byte> worker_address;
     std::vector<RegionEntry> regions;
+    std::vector<std::vector<std::byte>> keys; // one per region, empty for none
 };
 
 static_assert(sizeof(Hello) == 56 && sizeof(Challenge) == 80);
 static_assert(sizeof(InfoHead) == 16 && sizeof(RegionEntry) == 24);
 
-inline constexpr std::size_t k_max_info =
-    sizeof(InfoHead) + k_max_worker_address + wire::k_max_regions * sizeof(RegionEntry);
+// A UCX 1.13 remote key packed for tcp, shm and a verbs device or two is tens of bytes; these
+// bound what a peer can make this side read and unpack.
+inline constexpr std::uint32_t k_max_key = 1024;
+inline constexpr std::size_t k_max_keys = 16384; // all regions' keys together
+
+inline constexpr std::size_t k_max_info = sizeof(InfoHead) + k_max_worker_address +
+                                          wire::k_max_regions * sizeof(RegionEntry) + k_max_keys;
 inline constexpr std::size_t k_max_proof = k_mac_bytes + k_max_info;
 inline constexpr std::size_t k_max_message = k_max_proof;
 
@@ -164,35 +173,48 @@ inline void encode_info(std::vector<std::byte>& out, const Info& info) {
     head.region_count = static_cast<std::uint32_t>(info.regions.size());
     wire::append(out, head);
     wire::append_bytes(out, info.worker_address);
-    for (const auto& r : info.regions) {
+    for (std::size_t i = 0; i < info.regions.size(); ++i) {
+        RegionEntry r = info.regions[i];
+        r.key_length = i < info.keys.size() ? static_cast<std::uint32_t>(info.keys[i].size()) : 0;
         wire::append(out, r);
+    }
+    for (const auto& key : info.keys) {
+        wire::append_bytes(out, key);
     }
 }
 
 // Every field checked: a non-zero token, a worker address of 1..k_max_worker_address bytes, at
-// most k_max_regions regions numbered 0, 1, ... whose ends do not wrap, nothing after them.
+// most k_max_regions regions numbered 0, 1, ... whose ends do not wrap, keys of at most
+// k_max_key bytes each and k_max_keys together, nothing after them.
 [[nodiscard]] inline std::optional<Info> decode_info(std::span<const std::byte> body) {
     const auto head = wire::read<InfoHead>(body, 0);
     if (!head || head->token == 0 || head->address_length == 0 ||
         head->address_length > k_max_worker_address || head->region_count > wire::k_max_regions) {
         return std::nullopt;
     }
-    const std::size_t expected = sizeof(InfoHead) + std::size_t{head->address_length} +
-                                 std::size_t{head->region_count} * sizeof(RegionEntry);
-    if (body.size() != expected) {
+    const std::size_t entries = sizeof(InfoHead) + std::size_t{head->address_length};
+    const std::size_t keys_at = entries + std::size_t{head->region_count} * sizeof(RegionEntry);
+    if (body.size() < keys_at || body.size() - keys_at > k_max_keys) {
         return std::nullopt;
     }
     Info info;
     info.token = head->token;
     const auto address = body.subspan(sizeof(InfoHead), head->address_length);
     info.worker_address.assign(address.begin(), address.end());
-    std::size_t at = sizeof(InfoHead) + head->address_length;
-    for (std::uint32_t i = 0; i < head->region_count; ++i, at += sizeof(RegionEntry)) {
-        const auto r = wire::read<RegionEntry>(body, at);
-        if (!r || r->id != i || r->size == 0 || r->base + r->size < r->base) {
+    std::size_t key_at = keys_at;
+    for (std::uint32_t i = 0; i < head->region_count; ++i) {
+        const auto r = wire::read<RegionEntry>(body, entries + i * sizeof(RegionEntry));
+        if (!r || r->id != i || r->size == 0 || r->base + r->size < r->base ||
+            r->key_length > k_max_key || body.size() - key_at < r->key_length) {
             return std::nullopt;
         }
+        const auto key = body.subspan(key_at, r->key_length);
+        key_at += r->key_length;
         info.regions.push_back(*r);
+        info.keys.emplace_back(key.begin(), key.end());
+    }
+    if (key_at != body.size()) {
+        return std::nullopt;
     }
     return info;
 }

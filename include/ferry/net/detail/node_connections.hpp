@@ -51,7 +51,12 @@ inline detail::Conn* Node::Impl::admit(const detail::handshake::Info& theirs,
     conn->heartbeat = detail::wire::frame(detail::wire::Kind::heartbeat, conn->send_token);
     conn->last_heard = clock::now();
     for (const auto& r : theirs.regions) {
-        conn->regions.push_back(RemoteRegion{r.id, r.base, r.size});
+        conn->regions.push_back(RemoteRegion{r.id, r.base, r.size, false});
+    }
+    if (!unpack_keys(*conn, theirs, error)) {
+        release_keys(*conn);
+        to_close.push_back(ep);
+        return nullptr;
     }
     conn->id = next_peer++;
     conn->state = accepted ? detail::ConnState::handshake : detail::ConnState::peer;

@@ -18,6 +18,7 @@ inline detail::handshake::Info Node::Impl::my_info(std::uint64_t recv_token) con
         info.regions.push_back({static_cast<std::uint32_t>(i), 0,
                                 reinterpret_cast<std::uintptr_t>(r.memory.data()),
                                 r.memory.size()});
+        info.keys.push_back(r.key); // empty unless registered for one-sided RMA
     }
     return info;
 }

@@ -257,14 +257,13 @@ inline Status Node::put(PeerId peer, RegionId region, std::uint64_t owner_addres
     return impl_->put(peer, region, owner_address, bytes);
 }
 
-// The owner applies a peer's puts and rings in the order they were sent (node_rma.hpp): the
-// order a fence asks for holds without one; it only checks the peer.
+inline Status Node::put_and_ring(PeerId peer, RegionId region, std::uint64_t owner_address,
+                                 std::span<const std::byte> bytes) {
+    return impl_->put(peer, region, owner_address, bytes, true);
+}
+
 inline Status Node::fence(PeerId peer) {
-    std::lock_guard lock(impl_->mu);
-    if (impl_->peer(peer) == nullptr) {
-        return impl_->by_id.contains(peer) ? Status::peer_lost : Status::invalid_param;
-    }
-    return Status::ok;
+    return impl_->fence(peer);
 }
 
 inline Status Node::flush(PeerId peer, Timeout timeout) {

@@ -76,12 +76,18 @@ inline Status Node::Impl::start_ucx() {
     if (const auto s = configure_ucx(config.h); s != Status::ok) {
         return s;
     }
-    // No UCP_FEATURE_RMA: over UCX's tcp transport a remote key is not checked, so with RMA any
-    // process that reaches the worker could read and write this process's memory. Windows are
-    // written by put messages this node checks (node_rma.hpp; docs/security.md).
+    // No UCP_FEATURE_RMA unless asked: over UCX's tcp transport a remote key is not checked, so
+    // with RMA any process that reaches the worker could read and write registered memory.
+    // Windows are then written by put messages this node checks (node_rma.hpp; docs/security.md).
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+    if (options.one_sided_rma) {
+        params.features |= UCP_FEATURE_RMA;
+        detail::log_line("one-sided RMA is on: exposed memory is writable by whoever holds its "
+                         "key, checked only by the transport (never safe over tcp)",
+                         LogLevel::info);
+    }
     if (const auto s = ucp_init(&params, config.h, &context.h); s != UCS_OK) {
         detail::log_ucx("cannot start UCX", s);
         return Status::failure;
@@ -270,6 +276,9 @@ inline bool Node::Impl::progress_locked() {
         InCallback guard; // what UCX calls from here runs as a callback
         any = ucp_worker_progress(worker.h) != 0;
     }
+    if (any) {
+        ring_mapped(); // a one-sided put may have landed
+    }
     drain();
     return any;
 }
@@ -421,6 +430,7 @@ inline Node::Impl::~Impl() {
         for (void* request : closing) {
             ucp_request_cancel(worker.h, request);
         }
+        release_rma();
         exposed.clear();
     }
     if (epoll_fd >= 0) {

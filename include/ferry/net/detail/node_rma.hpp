@@ -1,11 +1,19 @@
 #pragma once
-// Node::Impl: writes into exposed regions — expose, put, flush, ring (docs/multi-node.md,
-// Windows; docs/security.md). A put is a message the owner checks (an authenticated peer, a
-// region it exposed, offset and length inside it) and applies itself: no memory of this node is
-// registered with UCX, so nothing is reachable where a transport would not check a remote key.
-// The owner applies one peer's puts, rings and flushes in the order they were sent: a put still
-// landing (a rendezvous) holds back what came after it, so the data is in place before its flag.
+// Node::Impl: writes into exposed regions — expose, put, fence, flush, ring (docs/multi-node.md,
+// Windows; docs/security.md). By default a put is a message the owner checks (an authenticated
+// peer, a region it exposed, offset and length inside it) and applies itself: no memory of this
+// node is registered with UCX, so nothing is reachable where a transport would not check a
+// remote key. The owner applies one peer's puts, rings and flushes in the order they were sent:
+// a put still landing (a rendezvous) holds back what came after it, so the data is in place
+// before its flag.
+//
+// With NodeOptions::one_sided_rma (both sides) a put into a region whose owner gave its key is a
+// ucp_put_nbx: the owner's code sees none of it, the NIC's key check is the only bound (docs/
+// security.md, One-sided RMA). fence() is then ucp_worker_fence, a ring follows a fence, and the
+// owner rings the doorbells of its registered regions whenever its worker made progress (over
+// tcp a put lands inside that progress), so a parked owner wakes either way.
 
+#include <algorithm>
 #include <ferry/net/detail/node_state.hpp>
 
 namespace ferry::net {
@@ -17,9 +25,116 @@ inline Result<RegionId> Node::Impl::expose(std::span<std::byte> memory, afd::Doo
         exposed.size() >= detail::wire::k_max_regions) {
         return Status::invalid_param;
     }
-    exposed.push_back(detail::LocalRegion{memory, bell});
+    detail::LocalRegion region;
+    region.memory = memory;
+    region.bell = bell;
+    if (options.one_sided_rma) {
+        if (const auto s = map_for_rma(region); s != Status::ok) {
+            return s;
+        }
+    }
+    exposed.push_back(std::move(region));
     return static_cast<RegionId>(exposed.size() - 1);
 }
+
+// Registers exactly `region.memory` (ferry allocates and widens nothing) and packs its remote
+// key; a key over the handshake's limits is not used (failure, nothing stays registered).
+inline Status Node::Impl::map_for_rma(detail::LocalRegion& region) {
+    namespace hs = detail::handshake;
+    ucp_mem_map_params_t p{};
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    p.address = region.memory.data();
+    p.length = region.memory.size();
+    if (const auto s = ucp_mem_map(context.h, &p, &region.memh); s != UCS_OK) {
+        detail::log_ucx("cannot register exposed memory for one-sided RMA", s);
+        region.memh = nullptr;
+        return Status::failure;
+    }
+    std::size_t keys = 0;
+    for (const auto& r : exposed) {
+        keys += r.key.size();
+    }
+    void* packed = nullptr;
+    std::size_t size = 0;
+    if (ucp_rkey_pack(context.h, region.memh, &packed, &size) == UCS_OK) {
+        if (size != 0 && size <= hs::k_max_key && keys + size <= hs::k_max_keys) {
+            const auto* bytes = static_cast<const std::byte*>(packed);
+            region.key.assign(bytes, bytes + size);
+        }
+        ucp_rkey_buffer_release(packed);
+    }
+    if (region.key.empty()) {
+        detail::log_line("cannot pack a remote key for exposed memory (or over " +
+                         std::to_string(hs::k_max_key) + " bytes)");
+        static_cast<void>(ucp_mem_unmap(context.h, region.memh));
+        region.memh = nullptr;
+        return Status::failure;
+    }
+    return Status::ok;
+}
+
+// After the worker made progress: a one-sided put may have landed in a registered region.
+inline void Node::Impl::ring_mapped() {
+    for (const auto& r : exposed) {
+        if (r.memh != nullptr) {
+            r.bell.ring();
+        }
+    }
+}
+
+// The keys of the regions a peer exposed, unpacked on its endpoint when this node does
+// one-sided RMA too; regions without a key stay checked. False and `error` when UCX refuses a
+// key (its length was checked against k_max_key when the Info was decoded).
+inline bool Node::Impl::unpack_keys(detail::Conn& conn, const detail::handshake::Info& theirs,
+                                    std::string& error) {
+    conn.rkeys.assign(conn.regions.size(), nullptr);
+    for (std::size_t i = 0; options.one_sided_rma && i < conn.regions.size(); ++i) {
+        if (i >= theirs.keys.size() || theirs.keys[i].empty()) {
+            continue;
+        }
+        if (const auto s = ucp_ep_rkey_unpack(conn.ep, theirs.keys[i].data(), &conn.rkeys[i]);
+            s != UCS_OK) {
+            conn.rkeys[i] = nullptr;
+            error = std::string("the peer's remote key is not usable: ") + ucs_status_string(s);
+            return false;
+        }
+        conn.regions[i].one_sided = true;
+    }
+    return true;
+}
+
+// A connection's unpacked keys (kept while the node lives: a put in flight may use one).
+inline void Node::Impl::release_keys(detail::Conn& conn) {
+    for (auto*& rkey : conn.rkeys) {
+        if (rkey != nullptr) {
+            ucp_rkey_destroy(rkey);
+            rkey = nullptr;
+        }
+    }
+}
+
+// Before the worker goes: every unpacked key destroyed, every registration undone.
+inline void Node::Impl::release_rma() {
+    for (auto& conn : conns) {
+        release_keys(*conn);
+    }
+    for (auto& r : exposed) {
+        if (r.memh != nullptr) {
+            static_cast<void>(ucp_mem_unmap(context.h, r.memh));
+            r.memh = nullptr;
+        }
+    }
+}
+
+namespace detail {
+
+// Whether this node writes any of the peer's regions one-sidedly.
+[[nodiscard]] inline bool one_sided(const Conn& conn) {
+    return std::any_of(conn.rkeys.begin(), conn.rkeys.end(),
+                       [](ucp_rkey_h k) { return k != nullptr; });
+}
+
+} // namespace detail
 
 // A small eager message of `kind` with `body` after the frame, completing on its own.
 inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind,
@@ -33,8 +148,10 @@ inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind
     return issue(conn, op, kind, {}, UCP_AM_SEND_FLAG_EAGER);
 }
 
+// `rings`: the owner rings the region's doorbell once the bytes are applied — in the put's
+// message where puts are checked; by a ring message after a fence where they are one-sided.
 inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t owner_address,
-                              std::span<const std::byte> bytes) {
+                              std::span<const std::byte> bytes, bool rings) {
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
@@ -49,13 +166,11 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         return Status::invalid_param;
     }
     if (bytes.empty()) {
-        return Status::ok;
+        return rings ? ring(peer_id, region) : Status::ok;
     }
     auto op = std::make_unique<Op>();
     op->node = this;
     op->conn = conn;
-    detail::wire::append(op->header, detail::wire::frame(detail::wire::Kind::put, conn->send_token));
-    detail::wire::append(op->header, detail::wire::Put{region, 0, offset});
     std::span<const std::byte> source = bytes;
     const bool in_callback = callback_depth > 0;
     if (in_callback) {
@@ -64,7 +179,21 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
         source = op->staged;
         op->owned_by_callback = true;
     }
-    const auto s = issue(*conn, op, detail::wire::Kind::put, source, 0);
+    Status s = Status::ok;
+    if (const ucp_rkey_h rkey = conn->rkeys.empty() ? nullptr : conn->rkeys[region]) {
+        ucp_request_param_t p = sent_param(*op);
+        s = settle(op,
+                   ucp_put_nbx(conn->ep, source.data(), source.size(), owner_address, rkey, &p));
+        if (s == Status::ok && rings) {
+            s = ring(peer_id, region); // after a fence
+        }
+    } else {
+        detail::wire::append(op->header,
+                             detail::wire::frame(detail::wire::Kind::put, conn->send_token));
+        detail::wire::append(
+            op->header, detail::wire::Put{region, rings ? detail::wire::k_put_rings : 0, offset});
+        s = issue(*conn, op, detail::wire::Kind::put, source, 0);
+    }
     if (s != Status::ok || in_callback || op->finished) {
         return s;
     }
@@ -72,7 +201,23 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     return op->result;
 }
 
-// A flush message; the peer answers it once every earlier put and ring of this node is applied.
+inline Status Node::Impl::fence(PeerId peer_id) {
+    std::lock_guard lock(mu);
+    auto* conn = peer(peer_id);
+    if (conn == nullptr) {
+        return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    // Checked puts are applied in the order they were sent: the order a fence asks for holds.
+    if (detail::one_sided(*conn)) {
+        if (const auto s = ucp_worker_fence(worker.h); s != UCS_OK) {
+            return detail::to_status(s);
+        }
+    }
+    return Status::ok;
+}
+
+// Where puts are one-sided, their remote completion (ucp_ep_flush_nbx) first. Then a flush
+// message; the peer answers it once every earlier checked put and ring of this node is applied.
 inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
     if (refuse_wait_in_callback("flush")) {
@@ -83,9 +228,28 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
     if (conn == nullptr) {
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
     }
+    if (detail::one_sided(*conn)) {
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = [](void*, ucs_status_t, void* self) { static_cast<Impl*>(self)->notify(); };
+        p.user_data = this;
+        void* request = ucp_ep_flush_nbx(conn->ep, &p);
+        const bool done = wait_until(
+            lock, deadline, [&] { return detail::request_state(request) != UCS_INPROGRESS; });
+        const ucs_status_t state = detail::request_state(request);
+        if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+            ucp_request_free(request); // a request still in flight is freed when it completes
+        }
+        if (conn->state == detail::ConnState::lost) {
+            return Status::peer_lost;
+        }
+        if (!done || state != UCS_OK) {
+            return done ? detail::to_status(state) : Status::timed_out;
+        }
+    }
     const detail::wire::Flush f{++conn->flush_asked};
-    if (const auto s = send_small(*conn, detail::wire::Kind::flush,
-                                  std::as_bytes(std::span(&f, 1)));
+    if (const auto s =
+            send_small(*conn, detail::wire::Kind::flush, std::as_bytes(std::span(&f, 1)));
         s != Status::ok) {
         return s;
     }
@@ -107,13 +271,18 @@ inline Status Node::Impl::ring(PeerId peer_id, RegionId region) {
     if (region >= conn->regions.size()) {
         return Status::invalid_param;
     }
+    // After the one-sided puts: UCX orders every operation of the worker across a fence.
+    if (detail::one_sided(*conn)) {
+        if (const auto s = ucp_worker_fence(worker.h); s != UCS_OK) {
+            return detail::to_status(s);
+        }
+    }
     const detail::wire::Ring r{region, 0};
     return send_small(*conn, detail::wire::Kind::ring, std::as_bytes(std::span(&r, 1)));
 }
 
-inline ucs_status_t Node::Impl::on_flushed(void* arg, const void* header,
-                                           std::size_t header_length, void*, std::size_t,
-                                           const ucp_am_recv_param_t*) {
+inline ucs_status_t Node::Impl::on_flushed(void* arg, const void* header, std::size_t header_length,
+                                           void*, std::size_t, const ucp_am_recv_param_t*) {
     auto& self = *static_cast<Impl*>(arg);
     std::lock_guard lock(self.mu);
     InCallback guard;
@@ -144,7 +313,8 @@ inline ucs_status_t Node::Impl::on_write(void* arg, const void* header, std::siz
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
     const auto frame = detail::wire::read<detail::wire::Frame>(bytes, 0);
-    const auto kind = frame ? static_cast<detail::wire::Kind>(frame->kind) : detail::wire::Kind::put;
+    const auto kind =
+        frame ? static_cast<detail::wire::Kind>(frame->kind) : detail::wire::Kind::put;
     if (kind != detail::wire::Kind::put && kind != detail::wire::Kind::ring &&
         kind != detail::wire::Kind::flush) {
         self.refuse(nullptr, "malformed message");
@@ -169,9 +339,10 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
     bool ok = false;
     if (kind == wire::Kind::put) {
         const auto p = wire::read<wire::Put>(body, 0);
-        ok = p && body.size() == sizeof(wire::Put);
+        ok = p && body.size() == sizeof(wire::Put) && (p->flags & ~wire::k_put_rings) == 0;
         w.region = p ? p->region : 0;
         w.offset = p ? p->offset : 0;
+        w.rings = p && p->flags == wire::k_put_rings;
     } else if (kind == wire::Kind::ring) {
         const auto r = wire::read<wire::Ring>(body, 0);
         ok = r && body.size() == sizeof(wire::Ring) && length == 0;
@@ -185,7 +356,8 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
     if (why == nullptr && conn.deferred.size() >= detail::k_max_deferred) {
         why = "too many writes waiting for an earlier one";
     }
-    if (why == nullptr && !rendezvous && conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
+    if (why == nullptr && !rendezvous &&
+        conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
         (conn.landing > 0 || !conn.deferred.empty())) {
         why = "too many bytes waiting for an earlier write";
     }
@@ -193,18 +365,31 @@ inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kin
         refuse(&conn, why);
         return refused;
     }
+    queue_write(conn, std::move(w), data, length, rendezvous);
+    // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
+    return rendezvous ? UCS_INPROGRESS : UCS_OK;
+}
+
+// A checked write with nothing of the peer's ahead of it is applied at once — an eager put
+// straight from UCX's buffer, with no copy; otherwise it waits its turn, an eager put's bytes
+// copied (UCX's buffer is gone after the handler).
+inline void Node::Impl::queue_write(detail::Conn& conn, detail::Deferred w, void* data,
+                                    std::size_t length, bool rendezvous) {
+    const std::span<const std::byte> eager(static_cast<const std::byte*>(data),
+                                           rendezvous ? 0 : length);
     if (rendezvous) {
         w.descriptor = data;
         w.length = length;
-    } else if (kind == wire::Kind::put) {
-        const auto* p = static_cast<const std::byte*>(data);
-        w.bytes.assign(p, p + length);
+    }
+    if (conn.landing == 0 && conn.deferred.empty()) {
+        apply(conn, w, eager);
+        return;
+    }
+    if (w.kind == detail::wire::Kind::put && !rendezvous) {
+        w.bytes.assign(eager.begin(), eager.end());
         conn.deferred_bytes += length;
     }
     conn.deferred.push_back(std::move(w));
-    apply_deferred(conn);
-    // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
-    return rendezvous ? UCS_INPROGRESS : UCS_OK;
 }
 
 // A region this node exposed, and offset + length inside it (no overflow: offset is checked
@@ -229,7 +414,7 @@ inline void Node::Impl::apply_deferred(detail::Conn& conn) {
         auto w = std::move(conn.deferred.front());
         conn.deferred.pop_front();
         conn.deferred_bytes -= w.bytes.size();
-        apply(conn, w);
+        apply(conn, w, w.bytes);
     }
 }
 
@@ -257,7 +442,9 @@ inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
 
 } // namespace detail
 
-inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
+// `eager`: an eager put's bytes (its own copy in `w`, or UCX's buffer when applied at once).
+inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w,
+                              std::span<const std::byte> eager) {
     namespace wire = detail::wire;
     if (w.kind == wire::Kind::flush) {
         const wire::Flush f{w.sequence};
@@ -270,29 +457,37 @@ inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w) {
         return;
     }
     auto into = region.memory.subspan(static_cast<std::size_t>(w.offset));
+    const afd::Doorbell bell = w.rings ? region.bell : afd::Doorbell{};
     if (w.descriptor == nullptr) {
-        detail::store(into, w.bytes);
+        detail::store(into, eager);
+        bell.ring(); // after the store: a woken reader sees the bytes
         return;
     }
     // A rendezvous: UCX places the bytes straight into the region; what follows waits for it.
     struct Landing {
         Impl* node;
         detail::Conn* conn;
+        afd::Doorbell bell; // silent unless the put rings
     };
-    auto landing = std::make_unique<Landing>(Landing{this, &conn});
+    auto landing = std::make_unique<Landing>(Landing{this, &conn, bell});
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.user_data = landing.get();
-    p.cb.recv_am = [](void* request, ucs_status_t, std::size_t, void* user) {
+    p.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user) {
         const std::unique_ptr<Landing> l(static_cast<Landing*>(user));
         InCallback guard;
         ucp_request_free(request);
+        if (status == UCS_OK) {
+            l->bell.ring();
+        }
         --l->conn->landing;
         l->node->later.push_back([node = l->node, conn = l->conn] { node->apply_deferred(*conn); });
     };
     void* request = ucp_am_recv_data_nbx(worker.h, w.descriptor, into.data(), w.length, &p);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-        ++conn.landing; // in flight (NULL: landed at once; an error: the connection failed)
+    if (request == nullptr) {
+        bell.ring(); // landed at once
+    } else if (!UCS_PTR_IS_ERR(request)) {
+        ++conn.landing; // in flight (an error: the connection failed)
         static_cast<void>(landing.release());
     }
 }

@@ -25,19 +25,30 @@ inline void Node::Impl::on_sent(void* request, ucs_status_t status, void* user) 
     detail::run_guarded("a post's completion", owned->done, owned->result);
 }
 
-// Starts an AM send of op->header + payload on `conn`. A post's op (owned_by_callback) passes
-// to the completion when the send is in flight; otherwise the caller keeps it and waits.
+// The parameters of a send or put whose completion is on_sent with `op`.
+inline ucp_request_param_t Node::Impl::sent_param(Op& op) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = &Impl::on_sent;
+    p.user_data = &op;
+    return p;
+}
+
+// Starts an AM send of op->header + payload on `conn`.
 inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
                                 detail::wire::Kind kind, std::span<const std::byte> payload,
                                 std::uint32_t flags) {
-    ucp_request_param_t p{};
-    p.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-    p.cb.send = &Impl::on_sent;
-    p.user_data = op.get();
+    ucp_request_param_t p = sent_param(*op);
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = flags;
-    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
-                                    op->header.size(), payload.data(), payload.size(), &p);
+    return settle(op, ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
+                                      op->header.size(), payload.data(), payload.size(), &p));
+}
+
+// What a send or put UCX started with sent_param(*op) returned: done at once, failed, or in
+// flight. A post's op (owned_by_callback) passes to the completion when in flight; otherwise the
+// caller keeps it and waits.
+inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
     if (request == nullptr) {
         op->finished = true;
         count_sent(conn, kind, payload.size());

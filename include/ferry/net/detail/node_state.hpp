@@ -32,10 +32,14 @@ namespace detail {
 
 using clock = std::chrono::steady_clock;
 
-// A region this node exposed: peers write it with put messages this node checks and applies.
+// A region this node exposed: peers write it with put messages this node checks and applies,
+// or, with one_sided_rma, with one-sided puts through the registration `memh` (exactly
+// `memory`) whose packed remote key is `key`.
 struct LocalRegion {
     std::span<std::byte> memory;
     afd::Doorbell bell;
+    ucp_mem_h memh = nullptr;
+    std::vector<std::byte> key;
 };
 
 // A put, ring or flush that arrived while an earlier put of the same peer was still landing:
@@ -44,6 +48,7 @@ struct Deferred {
     wire::Kind kind = wire::Kind::put;
     std::uint32_t region = 0;
     std::uint64_t offset = 0;
+    bool rings = false;             // a put that rings the region's doorbell once applied
     std::vector<std::byte> bytes;   // an eager put's bytes, copied
     void* descriptor = nullptr;     // a rendezvous put's descriptor, received when its turn comes
     std::uint64_t length = 0;       // a rendezvous put's length
@@ -68,6 +73,7 @@ struct Conn {
     std::uint64_t recv_token = 0; // what the other side puts in its Frames
     std::uint64_t send_token = 0; // what this side puts in its Frames
     std::vector<RemoteRegion> regions;
+    std::vector<ucp_rkey_h> rkeys; // per region: the unpacked remote key, null for checked puts
     clock::time_point last_heard;
     wire::Frame heartbeat; // the heartbeat's header: it must outlive every heartbeat sent
     // The other side's writes into this node's regions, applied in the order they were sent.
@@ -277,6 +283,8 @@ struct Node::Impl {
                                    void* data, std::size_t length,
                                    const ucp_am_recv_param_t* param);
     static void on_sent(void* request, ucs_status_t status, void* user);
+    static ucp_request_param_t sent_param(Op& op);
+    Status settle(std::unique_ptr<Op>& op, void* request);
     Status issue(detail::Conn& conn, std::unique_ptr<Op>& op, detail::wire::Kind kind,
                  std::span<const std::byte> payload, std::uint32_t flags);
     // A send started on `conn`: counted when it is a service message (Node::peer_stats).
@@ -297,8 +305,14 @@ struct Node::Impl {
 
     // node_rma.hpp
     Result<RegionId> expose(std::span<std::byte> memory, afd::Doorbell bell);
+    Status map_for_rma(detail::LocalRegion& region);
+    void ring_mapped();
+    bool unpack_keys(detail::Conn& conn, const detail::handshake::Info& theirs, std::string& error);
+    void release_keys(detail::Conn& conn);
+    void release_rma();
     Status put(PeerId peer, RegionId region, std::uint64_t owner_address,
-               std::span<const std::byte> bytes);
+               std::span<const std::byte> bytes, bool rings = false);
+    Status fence(PeerId peer);
     Status flush(PeerId peer, Timeout timeout);
     Status ring(PeerId peer, RegionId region);
     Status send_small(detail::Conn& conn, detail::wire::Kind kind,
@@ -309,7 +323,9 @@ struct Node::Impl {
                             std::span<const std::byte> header, void* data, std::size_t length,
                             bool rendezvous);
     const char* check_write(detail::Deferred& w, std::size_t length) const;
-    void apply(detail::Conn& conn, detail::Deferred& w);
+    void queue_write(detail::Conn& conn, detail::Deferred w, void* data, std::size_t length,
+                     bool rendezvous);
+    void apply(detail::Conn& conn, detail::Deferred& w, std::span<const std::byte> eager);
     void apply_deferred(detail::Conn& conn);
 };
 

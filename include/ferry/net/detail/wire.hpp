@@ -52,10 +52,12 @@ struct Ring {
     std::uint32_t reserved = 0;
 };
 
-// put: write the message's data at `offset` in the receiver's region `region`.
+// put: write the message's data at `offset` in the receiver's region `region`; with
+// k_put_rings in `flags`, then ring the region's doorbell (a flag and its ring in one message).
+inline constexpr std::uint32_t k_put_rings = 1;
 struct Put {
     std::uint32_t region = 0;
-    std::uint32_t reserved = 0;
+    std::uint32_t flags = 0; // 0 or k_put_rings
     std::uint64_t offset = 0;
 };
 
