@@ -85,6 +85,8 @@ SEEDS = {
     + record(WINDOW_WRITE, write(RING, struct.pack("<II", 0, 0)), AUTH, 12)
     + record(WINDOW_WRITE, write(RING, struct.pack("<II", 0, 0)), AUTH)
     + record(WINDOW_LAND),
+    "window_empty_put": record(WINDOW_WRITE, write(PUT, put(0, 0)), AUTH)
+    + record(WINDOW_WRITE, write(PUT, put(1, 200)), AUTH),
     "window_other_kind": record(WINDOW_WRITE, write(OTHER, b""), AUTH),
     "channel_open_data_take": OPEN_IT
     + record(CHANNEL, channel(DATA, 7, 100, payload=b"\x44" * 16), AUTH)

@@ -142,8 +142,12 @@ void drain_writes(WriteQueue& q, Apply&& apply) {
 
 // Writes a put's bytes. An aligned 4- or 8-byte put — a window's flag (afd::Window::publish) —
 // is one release store, which a reader's acquire load of the flag pairs with: what this thread
-// wrote before (the data) is visible to a reader that sees the flag.
+// wrote before (the data) is visible to a reader that sees the flag. An empty put (a peer may
+// send one; Node::put never does) writes nothing: its bytes have no address to copy from.
 inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
+    if (bytes.empty()) {
+        return;
+    }
     const auto at = reinterpret_cast<std::uintptr_t>(into.data());
     if (bytes.size() == 4 && at % 4 == 0) {
         std::uint32_t v = 0;
