@@ -13,6 +13,7 @@
 #include <ferry/net/window.hpp>
 #include "../ipc/support.hpp"
 #include <fcntl.h>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -111,25 +112,40 @@ TEST_CASE("net/window: a remote window writes the owner's memory, then the flag,
     CHECK(w.flush(k_limit) == Status::ok);
 }
 
-// The owner parks on its doorbell before anything is written; the writer then puts a payload
-// large enough for a rendezvous, the flag and a ring. The owner checks the payload at the moment
-// it sees the flag: a flag applied before its data would show here.
-TEST_CASE("net/window: a parked owner wakes to the flag, and the data is there when it does",
-          "[net][window]") {
-    constexpr std::size_t bytes = std::size_t{1} << 20;
-    Pair pair(bytes);
-    std::atomic<pid_t> tid{0};
+namespace {
+
+// The owner's thread: parked on the exposed doorbell before anything is written, it checks the
+// payload (offset 4096 to the end, 0xC3) at the moment it sees the flag at offset 64: a flag
+// applied before its data shows here.
+struct FlagWatcher {
+    explicit FlagWatcher(Pair& pair) : pair_(pair), thread_([this] { watch(); }) {
+        while (tid_ == 0) {
+            std::this_thread::yield();
+        }
+    }
+    FlagWatcher(const FlagWatcher&) = delete;
+    FlagWatcher& operator=(const FlagWatcher&) = delete;
+    ~FlagWatcher() {
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+    [[nodiscard]] bool is_parked() const { return parked(tid_); }
+    void join() { thread_.join(); }
+
     int parks = 0;
     bool data_ok = false;
-    std::thread owner([&] {
-        tid = static_cast<pid_t>(::syscall(SYS_gettid));
-        const afd::Doorbell bell = pair.exposed->doorbell();
+
+private:
+    void watch() {
+        const afd::Doorbell bell = pair_.exposed->doorbell();
         const auto deadline = afd::Doorbell::clock::now() + k_limit;
         bell.arm();
+        tid_ = static_cast<pid_t>(::syscall(SYS_gettid));
         while (afd::Doorbell::clock::now() < deadline) {
             const std::uint32_t rings = bell.snapshot();
-            if (pair.flag(64) == 1) {
-                data_ok = std::all_of(pair.memory.begin() + 4096, pair.memory.end(),
+            if (pair_.flag(64) == 1) {
+                data_ok = std::all_of(pair_.memory.begin() + 4096, pair_.memory.end(),
                                       [](std::byte b) { return b == std::byte{0xC3}; });
                 break;
             }
@@ -137,19 +153,61 @@ TEST_CASE("net/window: a parked owner wakes to the flag, and the data is there w
             ++parks;
         }
         bell.disarm();
-    });
-    while (tid == 0) {
-        std::this_thread::yield();
     }
-    REQUIRE(parked(tid));
+
+    Pair& pair_;
+    std::atomic<pid_t> tid_{0};
+    std::thread thread_;
+};
+
+constexpr std::size_t k_large = std::size_t{1} << 20; // a rendezvous over tcp
+
+} // namespace
+
+// The writer puts a payload large enough for a rendezvous, the flag and a ring, each put waited
+// for by the writer.
+TEST_CASE("net/window: a parked owner wakes to the flag, and the data is there when it does",
+          "[net][window]") {
+    Pair pair(k_large);
+    FlagWatcher owner(pair);
+    REQUIRE(owner.is_parked());
     const afd::Window w = pair.remote->window();
-    const std::vector<std::byte> payload(bytes - 4096, std::byte{0xC3});
+    const std::vector<std::byte> payload(k_large - 4096, std::byte{0xC3});
     REQUIRE(w.write(pair.base() + 4096, payload) == Status::ok);
     REQUIRE(w.publish(pair.base() + 64, 1) == Status::ok);
     REQUIRE(w.ring() == Status::ok);
     owner.join();
-    CHECK(parks >= 1);
-    CHECK(data_ok);
+    CHECK(owner.parks >= 1);
+    CHECK(owner.data_ok);
+    CHECK(pair.owner->refusals() == 0);
+}
+
+// From a handler nothing waits: the payload (a rendezvous) and the flag (eager) are on the wire
+// together, the flag arriving while the payload still lands. The owner applies one peer's writes
+// in the order sent, so it still sees the flag only with the data in place; an owner applying
+// each write as it arrives fails here.
+TEST_CASE("net/window: data and flag put from a handler, not waited for, land data first",
+          "[net][window]") {
+    constexpr net::ServiceId k_go = 11;
+    Pair pair(k_large);
+    const std::vector<std::byte> payload(k_large - 4096, std::byte{0xC3});
+    std::promise<std::vector<Status>> issued;
+    pair.writer->serve(k_go, [&](net::Delivery&) -> net::Verdict {
+        const afd::Window w = pair.remote->window();
+        issued.set_value({w.write(pair.base() + 4096, payload), w.publish(pair.base() + 64, 1),
+                          w.ring()});
+        return nullptr;
+    });
+    FlagWatcher owner(pair);
+    REQUIRE(owner.is_parked());
+    REQUIRE(pair.owner->await_peers(1, k_limit) == Status::ok); // the writer's Ready was read
+    REQUIRE(pair.owner->send(pair.owner->peers()[0], k_go, {}, {}, k_limit) == Status::ok);
+    auto statuses = issued.get_future();
+    REQUIRE(statuses.wait_for(k_limit) == std::future_status::ready);
+    CHECK(statuses.get() == std::vector<Status>{Status::ok, Status::ok, Status::ok});
+    owner.join();
+    CHECK(owner.parks >= 1);
+    CHECK(owner.data_ok);
     CHECK(pair.owner->refusals() == 0);
 }
 

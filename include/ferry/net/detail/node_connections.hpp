@@ -94,13 +94,13 @@ inline void Node::Impl::lose(detail::Conn& conn, const std::string& reason, bool
         to_close.push_back(conn.ep);
         conn.ep = nullptr;
     }
-    for (auto& w : conn.deferred) {
+    for (auto& w : conn.writes.deferred) {
         if (w.descriptor != nullptr) {
             ucp_am_data_release(worker.h, w.descriptor);
         }
     }
-    conn.deferred.clear();
-    conn.deferred_bytes = 0;
+    conn.writes.deferred.clear();
+    conn.writes.deferred_bytes = 0;
     if (was_peer) {
         if (closed || closing_down) { // a node going away has no use for "lost" of its peers
             detail::log_line("peer " + std::to_string(conn.id) + " (" + conn.where + ") closed",

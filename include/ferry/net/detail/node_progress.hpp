@@ -409,12 +409,12 @@ inline Node::Impl::~Impl() {
         say_goodbye();
         for (auto& conn : conns) {
             if (conn->ep != nullptr) {
-                for (auto& w : conn->deferred) {
+                for (auto& w : conn->writes.deferred) {
                     if (w.descriptor != nullptr) {
                         ucp_am_data_release(worker.h, w.descriptor);
                     }
                 }
-                conn->deferred.clear();
+                conn->writes.deferred.clear();
                 to_close.push_back(conn->ep);
                 by_ep.erase(conn->ep);
                 conn->ep = nullptr;

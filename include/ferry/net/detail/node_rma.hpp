@@ -327,120 +327,47 @@ inline ucs_status_t Node::Impl::on_write(void* arg, const void* header, std::siz
     return self.take_write(*conn, kind, bytes, data, length, rendezvous);
 }
 
-// Reads a write's header into `w`; a reason when it is malformed.
+// Checks a write (window_writes.hpp) and queues it behind the peer's earlier ones.
 inline ucs_status_t Node::Impl::take_write(detail::Conn& conn, detail::wire::Kind kind,
                                            std::span<const std::byte> header, void* data,
                                            std::size_t length, bool rendezvous) {
-    namespace wire = detail::wire;
     const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
-    const auto body = header.subspan(sizeof(wire::Frame));
-    detail::Deferred w;
-    w.kind = kind;
-    bool ok = false;
-    if (kind == wire::Kind::put) {
-        const auto p = wire::read<wire::Put>(body, 0);
-        ok = p && body.size() == sizeof(wire::Put) && (p->flags & ~wire::k_put_rings) == 0;
-        w.region = p ? p->region : 0;
-        w.offset = p ? p->offset : 0;
-        w.rings = p && p->flags == wire::k_put_rings;
-    } else if (kind == wire::Kind::ring) {
-        const auto r = wire::read<wire::Ring>(body, 0);
-        ok = r && body.size() == sizeof(wire::Ring) && length == 0;
-        w.region = r ? r->region : 0;
-    } else {
-        const auto f = wire::read<wire::Flush>(body, 0);
-        ok = f && body.size() == sizeof(wire::Flush) && length == 0;
-        w.sequence = f ? f->sequence : 0;
-    }
-    const char* why = ok ? check_write(w, length) : "malformed write";
-    if (why == nullptr && conn.deferred.size() >= detail::k_max_deferred) {
-        why = "too many writes waiting for an earlier one";
-    }
-    if (why == nullptr && !rendezvous &&
-        conn.deferred_bytes + length > detail::k_max_deferred_bytes &&
-        (conn.landing > 0 || !conn.deferred.empty())) {
-        why = "too many bytes waiting for an earlier write";
+    auto w = detail::decode_write(kind, header.subspan(sizeof(detail::wire::Frame)), length);
+    const char* why = w ? detail::check_write(exposed, *w, length) : "malformed write";
+    if (why == nullptr) {
+        why = detail::admit_write(conn.writes, length, rendezvous);
     }
     if (why != nullptr) {
         refuse(&conn, why);
         return refused;
     }
-    queue_write(conn, std::move(w), data, length, rendezvous);
+    if (conn.state != detail::ConnState::lost && conn.writes.landing == 0 &&
+        conn.writes.deferred.empty()) {
+        // Nothing of the peer's ahead of it: applied at once — an eager put straight from UCX's
+        // buffer, with no copy (queued, its bytes are copied: the buffer is gone after this).
+        if (rendezvous) {
+            w->descriptor = data;
+            w->length = length;
+        }
+        apply(conn, *w,
+              {static_cast<const std::byte*>(data), rendezvous || data == nullptr ? 0 : length});
+    } else {
+        detail::enqueue_write(conn.writes, std::move(*w), data, length, rendezvous);
+    }
     // A rendezvous descriptor is this node's now: received (or waiting its turn to be).
     return rendezvous ? UCS_INPROGRESS : UCS_OK;
 }
 
-// A checked write with nothing of the peer's ahead of it is applied at once — an eager put
-// straight from UCX's buffer, with no copy; otherwise it waits its turn, an eager put's bytes
-// copied (UCX's buffer is gone after the handler).
-inline void Node::Impl::queue_write(detail::Conn& conn, detail::Deferred w, void* data,
-                                    std::size_t length, bool rendezvous) {
-    const std::span<const std::byte> eager(static_cast<const std::byte*>(data),
-                                           rendezvous ? 0 : length);
-    if (rendezvous) {
-        w.descriptor = data;
-        w.length = length;
-    }
-    if (conn.landing == 0 && conn.deferred.empty()) {
-        apply(conn, w, eager);
-        return;
-    }
-    if (w.kind == detail::wire::Kind::put && !rendezvous) {
-        w.bytes.assign(eager.begin(), eager.end());
-        conn.deferred_bytes += length;
-    }
-    conn.deferred.push_back(std::move(w));
-}
-
-// A region this node exposed, and offset + length inside it (no overflow: offset is checked
-// against the size first).
-inline const char* Node::Impl::check_write(detail::Deferred& w, std::size_t length) const {
-    if (w.kind == detail::wire::Kind::flush) {
-        return nullptr;
-    }
-    if (w.region >= exposed.size()) {
-        return "write to a region that is not exposed";
-    }
-    const auto size = exposed[w.region].memory.size();
-    if (w.offset > size || length > size - w.offset) {
-        return "write outside its region";
-    }
-    return nullptr;
-}
-
 // Applies the peer's waiting writes in order, until one is still landing.
 inline void Node::Impl::apply_deferred(detail::Conn& conn) {
-    while (conn.landing == 0 && !conn.deferred.empty() && conn.state != detail::ConnState::lost) {
-        auto w = std::move(conn.deferred.front());
-        conn.deferred.pop_front();
-        conn.deferred_bytes -= w.bytes.size();
+    if (conn.state == detail::ConnState::lost) {
+        return;
+    }
+    detail::drain_writes(conn.writes, [&](detail::Deferred& w) {
         apply(conn, w, w.bytes);
-    }
+        return conn.state != detail::ConnState::lost;
+    });
 }
-
-namespace detail {
-
-// Writes a put's bytes. An aligned 4- or 8-byte put — a window's flag (afd::Window::publish) —
-// is one release store, which a reader's acquire load of the flag pairs with: what this thread
-// wrote before (the data) is visible to a reader that sees the flag.
-inline void store(std::span<std::byte> into, std::span<const std::byte> bytes) {
-    const auto at = reinterpret_cast<std::uintptr_t>(into.data());
-    if (bytes.size() == 4 && at % 4 == 0) {
-        std::uint32_t v = 0;
-        std::memcpy(&v, bytes.data(), 4);
-        std::atomic_ref(*reinterpret_cast<std::uint32_t*>(into.data()))
-            .store(v, std::memory_order_release);
-    } else if (bytes.size() == 8 && at % 8 == 0) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, bytes.data(), 8);
-        std::atomic_ref(*reinterpret_cast<std::uint64_t*>(into.data()))
-            .store(v, std::memory_order_release);
-    } else {
-        std::memcpy(into.data(), bytes.data(), bytes.size());
-    }
-}
-
-} // namespace detail
 
 // `eager`: an eager put's bytes (its own copy in `w`, or UCX's buffer when applied at once).
 inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w,
@@ -480,14 +407,14 @@ inline void Node::Impl::apply(detail::Conn& conn, detail::Deferred& w,
         if (status == UCS_OK) {
             l->bell.ring();
         }
-        --l->conn->landing;
+        --l->conn->writes.landing;
         l->node->later.push_back([node = l->node, conn = l->conn] { node->apply_deferred(*conn); });
     };
     void* request = ucp_am_recv_data_nbx(worker.h, w.descriptor, into.data(), w.length, &p);
     if (request == nullptr) {
         bell.ring(); // landed at once
     } else if (!UCS_PTR_IS_ERR(request)) {
-        ++conn.landing; // in flight (an error: the connection failed)
+        ++conn.writes.landing; // in flight (an error: the connection failed)
         static_cast<void>(landing.release());
     }
 }

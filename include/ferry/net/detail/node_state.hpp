@@ -8,11 +8,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
-#include <deque>
 #include <ferry/net/detail/address.hpp>
 #include <ferry/net/detail/bootstrap.hpp>
 #include <ferry/net/detail/node_state_file.hpp>
 #include <ferry/net/detail/ucx_status.hpp>
+#include <ferry/net/detail/window_writes.hpp>
 #include <ferry/net/detail/wire.hpp>
 #include <ferry/net/node.hpp>
 #include <functional>
@@ -32,32 +32,7 @@ namespace detail {
 
 using clock = std::chrono::steady_clock;
 
-// A region this node exposed: peers write it with put messages this node checks and applies,
-// or, with one_sided_rma, with one-sided puts through the registration `memh` (exactly
-// `memory`) whose packed remote key is `key`.
-struct LocalRegion {
-    std::span<std::byte> memory;
-    afd::Doorbell bell;
-    ucp_mem_h memh = nullptr;
-    std::vector<std::byte> key;
-};
-
-// A put, ring or flush that arrived while an earlier put of the same peer was still landing:
-// applied, in order, once it has (the data before the flag; docs/multi-node.md).
-struct Deferred {
-    wire::Kind kind = wire::Kind::put;
-    std::uint32_t region = 0;
-    std::uint64_t offset = 0;
-    bool rings = false;             // a put that rings the region's doorbell once applied
-    std::vector<std::byte> bytes;   // an eager put's bytes, copied
-    void* descriptor = nullptr;     // a rendezvous put's descriptor, received when its turn comes
-    std::uint64_t length = 0;       // a rendezvous put's length
-    std::uint64_t sequence = 0;     // a flush's
-};
-
-// Private bounds on what a peer can make this node hold for it.
-inline constexpr std::size_t k_max_deferred = 4096;
-inline constexpr std::size_t k_max_deferred_bytes = std::size_t{64} << 20;
+// Private bounds on what a peer can make this node hold for it (and window_writes.hpp).
 inline constexpr std::size_t k_max_pending_handshakes = 64;
 
 enum class ConnState { handshake, peer, lost };
@@ -77,9 +52,7 @@ struct Conn {
     clock::time_point last_heard;
     wire::Frame heartbeat; // the heartbeat's header: it must outlive every heartbeat sent
     // The other side's writes into this node's regions, applied in the order they were sent.
-    unsigned landing = 0; // rendezvous puts being received
-    std::deque<Deferred> deferred;
-    std::size_t deferred_bytes = 0;
+    WriteQueue writes;
     // This side's flushes: the last one asked, the last one answered.
     std::uint64_t flush_asked = 0;
     std::uint64_t flush_answered = 0;
@@ -322,9 +295,6 @@ struct Node::Impl {
     ucs_status_t take_write(detail::Conn& conn, detail::wire::Kind kind,
                             std::span<const std::byte> header, void* data, std::size_t length,
                             bool rendezvous);
-    const char* check_write(detail::Deferred& w, std::size_t length) const;
-    void queue_write(detail::Conn& conn, detail::Deferred w, void* data, std::size_t length,
-                     bool rendezvous);
     void apply(detail::Conn& conn, detail::Deferred& w, std::span<const std::byte> eager);
     void apply_deferred(detail::Conn& conn);
 };
