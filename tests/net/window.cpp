@@ -231,6 +231,34 @@ TEST_CASE("net/window: a remote window refuses what lies outside and writes noth
     CHECK(std::all_of(rest.begin(), rest.end(), [](std::byte b) { return b == std::byte{0}; }));
 }
 
+TEST_CASE("net/window: a closed window answers uninitialized and writes nothing; close is "
+          "idempotent",
+          "[net][window]") {
+    Pair pair;
+    REQUIRE(pair.remote->is_open());
+    CHECK(pair.remote->close().has_value());
+    CHECK_FALSE(pair.remote->is_open());
+    CHECK(pair.remote->close().has_value()); // again: nothing to do
+    const afd::Window w = pair.remote->window();
+    CHECK(w.write(pair.base(), k_payload) == Status::uninitialized);
+    CHECK(w.publish(pair.base() + 128, 5) == Status::uninitialized);
+    CHECK(w.ring() == Status::uninitialized);
+    // A second window over the same region still works: its flag landing proves the closed
+    // one's writes were refused, not late.
+    auto again = net::RemoteWindow::open(*pair.writer, pair.peer, pair.exposed->region());
+    REQUIRE(again.has_value());
+    REQUIRE((*again)->window().publish(pair.base() + 256, 9) == Status::ok);
+    REQUIRE(pair.wait_flag(256, 9));
+    CHECK(pair.flag(128) == 0);
+    CHECK(std::all_of(pair.memory.begin(), pair.memory.begin() + 16,
+                      [](std::byte b) { return b == std::byte{0}; }));
+
+    REQUIRE(pair.exposed->is_open());
+    CHECK(pair.exposed->close().has_value());
+    CHECK_FALSE(pair.exposed->is_open());
+    CHECK(pair.exposed->close().has_value());
+}
+
 TEST_CASE("net/window: RemoteWindow::open refuses a region the peer did not expose",
           "[net][window]") {
     Pair pair;

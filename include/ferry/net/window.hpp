@@ -42,6 +42,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ferry::net {
@@ -68,6 +69,17 @@ public:
         return std::unique_ptr<RemoteWindow>(new RemoteWindow(node, peer, *it));
     }
 
+    // Leaves the window: every later write, publish, ring and flush answers uninitialized (the
+    // peer's region stays exposed: it is the owner's). Idempotent; the same signature as every
+    // ferry handle's close() (docs/core.md, Lifecycle).
+    Expected<void> close() noexcept {
+        closed_.store(true, std::memory_order_release);
+        return {};
+    }
+    [[nodiscard]] bool is_open() const noexcept {
+        return !closed_.load(std::memory_order_acquire);
+    }
+
     [[nodiscard]] PeerId peer() const noexcept { return peer_; }
     [[nodiscard]] const RemoteRegion& region() const noexcept { return region_; }
     // Whether the bytes go by one-sided RMA (else by put messages the owner checks).
@@ -77,6 +89,9 @@ public:
 
     [[nodiscard]] Status write(std::uint64_t owner_address,
                                std::span<const std::byte> bytes) noexcept override {
+        if (!is_open()) {
+            return Status::uninitialized;
+        }
         if (bytes.empty()) {
             return node_->alive(peer_) ? Status::ok : Status::peer_lost;
         }
@@ -89,6 +104,9 @@ public:
     // left to send — one message fewer per hand-off (docs/performance/net.md, Profile).
     [[nodiscard]] Status publish(std::uint64_t owner_address,
                                  std::int32_t value) noexcept override {
+        if (!is_open()) {
+            return Status::uninitialized;
+        }
         if (const Status s = node_->fence(peer_); s != Status::ok) {
             return s;
         }
@@ -100,12 +118,18 @@ public:
     }
     // Rings unless the last thing written was a publish, which rang already.
     [[nodiscard]] Status ring() noexcept override {
+        if (!is_open()) {
+            return Status::uninitialized;
+        }
         if (rung_.exchange(false, std::memory_order_relaxed)) {
             return node_->alive(peer_) ? Status::ok : Status::peer_lost;
         }
         return node_->ring(peer_, region_.id);
     }
     [[nodiscard]] Status flush(const Timeout& timeout) noexcept override {
+        if (!is_open()) {
+            return Status::uninitialized;
+        }
         return node_->flush(peer_, timeout);
     }
 
@@ -117,6 +141,7 @@ private:
     PeerId peer_;
     RemoteRegion region_;
     std::atomic<bool> rung_{false}; // the last write was a publish, whose put rang
+    std::atomic<bool> closed_{false};
 };
 
 // This process's memory, exposed on a Node for peers to write, with the doorbell they ring and an
@@ -150,7 +175,18 @@ public:
             memory, {w->doorbell(), afd::PeerProbe{&ExposedWindow::probe, w.get()}});
         return w;
     }
-    ~ExposedWindow() { afd::WaitDirectory::instance().remove(token_); }
+    ~ExposedWindow() { static_cast<void>(close()); }
+    // Leaves the window: waits on the memory no longer find it in afd::WaitDirectory. The Node
+    // keeps the region (and rings its doorbell) until the Node closes — it cannot forget a
+    // region its peers were told of — so the memory must still outlive the Node. Idempotent;
+    // the same signature as every ferry handle's close() (docs/core.md, Lifecycle).
+    Expected<void> close() noexcept {
+        if (const std::uint64_t token = std::exchange(token_, 0); token != 0) {
+            afd::WaitDirectory::instance().remove(token);
+        }
+        return {};
+    }
+    [[nodiscard]] bool is_open() const noexcept { return token_ != 0; }
     ExposedWindow(const ExposedWindow&) = delete;
     ExposedWindow& operator=(const ExposedWindow&) = delete;
 

@@ -346,7 +346,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
         }
     }
     const ParkedCount counted(control_->blocked);
-    const TraceSpan parked("ipc.park", "channel");
+    const TraceSpan trace("ipc.park", "channel");
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);
