@@ -120,14 +120,24 @@ inline std::uint64_t value_for(Script& in, std::uint64_t current, std::size_t wi
 struct Target {
     bool window = false;
     std::size_t stride = 0; // between cells; 0 for a window
+    bool spsc = false;      // the ring is an SpscSharedRing (layout.hpp, k_spsc_fields)
 };
 
-// Field numbers: the segment header's, then the ring's and two cells' (channels) or the
-// window header's (windows).
+// Where the cells of the target's ring start.
+inline std::size_t cells_at(const Target& target) {
+    return target.spsc ? k_spsc_cells_at : k_cells_at;
+}
+
+// Field numbers: the segment header's, then the ring's and two cells' (mpmc channels), the
+// window header's (windows), the spsc ring's and the first word of two of its cells (spsc
+// channels). Each kind's fields are appended after the others', so that a number the seeds use
+// keeps its field.
 inline constexpr std::size_t k_cell_count = 2;
 inline constexpr std::size_t k_channel_fields =
     k_segment_fields.size() + k_ring_fields.size() + k_cell_count * k_cell_fields.size();
-inline constexpr std::size_t k_all_fields = k_channel_fields + k_window_fields.size();
+inline constexpr std::size_t k_spsc_first = k_channel_fields + k_window_fields.size();
+inline constexpr std::size_t k_spsc_own_fields = k_spsc_fields.size() + k_cell_count;
+inline constexpr std::size_t k_all_fields = k_spsc_first + k_spsc_own_fields;
 
 inline Field field_number(std::size_t n, std::size_t stride) {
     if (n < k_segment_fields.size()) {
@@ -142,7 +152,15 @@ inline Field field_number(std::size_t n, std::size_t stride) {
         const Field f = k_cell_fields[n % k_cell_fields.size()];
         return Field{k_cells_at + n / k_cell_fields.size() * stride + f.offset, f.width};
     }
-    return k_window_fields[n - k_cell_count * k_cell_fields.size()];
+    n -= k_cell_count * k_cell_fields.size();
+    if (n < k_window_fields.size()) {
+        return k_window_fields[n];
+    }
+    n -= k_window_fields.size();
+    if (n < k_spsc_fields.size()) {
+        return k_spsc_fields[n];
+    }
+    return Field{k_spsc_cells_at + (n - k_spsc_fields.size()) * stride, 8};
 }
 
 // When a field write happens: between survivor calls, or inside an open, after its checks
@@ -169,6 +187,9 @@ inline void write_field(Script& in, Attacker& peer, const Target& target) {
     if (target.window) {
         n = in.byte() % (segment + k_window_fields.size());
         n = n < segment ? n : n - segment + k_channel_fields;
+    } else if (target.spsc) {
+        n = in.byte() % (segment + k_spsc_own_fields);
+        n = n < segment ? n : n - segment + k_spsc_first;
     } else {
         n = in.byte() % k_channel_fields;
     }

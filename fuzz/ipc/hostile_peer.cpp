@@ -4,7 +4,8 @@
 // One process holds two mappings of one segment: the survivor's, used only through ferry's public
 // API (MessageChannel, Channel, SharedWindow, their loans, views and doorbell), and the
 // attacker's, a raw mmap of /dev/shm/ferry.<name> (attacker.hpp). The input is a script: its
-// first byte picks a message channel, a typed channel or a window; then survivor operations
+// first byte picks a message channel, a typed channel (mpmc), a window or a typed channel of the
+// spsc policy (its own ring, SpscSharedRing); then survivor operations
 // interleave with attacker writes — a chosen field set to a chosen class of value, a forged
 // participant registration, or raw bytes at a chosen place. Every survivor call must answer a
 // status — no sanitizer report, no signal, no hang: the survivor only makes no-wait or short
@@ -57,6 +58,7 @@ struct Item {
 };
 using Messages = ipc::MessageChannel<ferry::mpmc>;
 using Items = ipc::Channel<Item, k_capacity, ferry::mpmc>;
+using SpscItems = ipc::Channel<Item, k_capacity, ferry::spsc>;
 
 void check(bool ok) {
     if (!ok) {
@@ -106,15 +108,18 @@ std::size_t place(Script& in, const Target& target, std::size_t file_bytes,
                   std::optional<std::uint8_t> only_region) {
     const std::uint8_t region = only_region ? *only_region : in.byte();
     const std::uint16_t at = in.word();
-    const std::size_t cell = k_cells_at + (at >> 8) % k_capacity * target.stride;
+    const std::size_t cell = cells_at(target) + (at >> 8) % k_capacity * target.stride;
     switch (region % 7) {
     case 0:
         return k_segment_fields[at % k_segment_fields.size()].offset; // the field itself
     case 1: // the participants table: a slot, then a byte in it
         return k_participants_at + at % k_participants * k_slot_bytes + (at >> 8) % k_slot_bytes;
     case 2:
-        return target.window ? k_window_fields[at % k_window_fields.size()].offset
-                             : k_ring_fields[at % k_ring_fields.size()].offset;
+        if (target.window) {
+            return k_window_fields[at % k_window_fields.size()].offset;
+        }
+        return target.spsc ? k_spsc_fields[at % k_spsc_fields.size()].offset
+                           : k_ring_fields[at % k_ring_fields.size()].offset;
     case 3:
         return target.window ? k_window_data_at + at % k_window_bytes
                              : cell + at % 128; // the turn and the message cell header
@@ -158,13 +163,14 @@ void write_raw(Script& in, Attacker& peer, const Target& target,
 
 // The liveness oracle (liveness_oracle.hpp) for a channel: when the table holds a lost
 // participant, a no-wait receive that finds the ring empty is where the survivor learns of it
-// (the watch is due: the attacker zeroes its timestamp), so `empty` is a wrong answer.
+// (the watch is due: the attacker zeroes its timestamp, at `next_watch_at` in the ring's
+// control block), so `empty` is a wrong answer.
 template <typename Receive>
-void check_channel_liveness(Attacker& peer, Receive receive) {
+void check_channel_liveness(Attacker& peer, std::size_t next_watch_at, Receive receive) {
     if (expected_liveness(peer) != Verdict::lost) {
         return;
     }
-    peer.write(k_next_watch_at, 0, 8);
+    peer.write(next_watch_at, 0, 8);
     if (receive() == Status::empty) {
         __builtin_trap(); // a dead registration taken for alive
     }
@@ -301,7 +307,7 @@ void message_step(Script& in, Attacker& peer, MessageSide& s, const Target& targ
     const std::uint8_t op = in.byte() % 16;
     if (op >= 9) {
         attack(attack_kind(op, 12), in, peer, target, [&] {
-            check_channel_liveness(peer,
+            check_channel_liveness(peer, k_next_watch_at,
                                    [&] { return s.channel->receive(s.received, ferry::no_wait); });
         });
         return;
@@ -365,14 +371,57 @@ void run_messages(Script& in) {
     }
 }
 
+// A typed channel of either policy: where its ring keeps what the attacker and the oracle need.
+template <typename Channel>
+struct ItemsRing;
+template <>
+struct ItemsRing<Items> {
+    static Target target() { return Target{false, cell_stride(sizeof(Item))}; }
+    static constexpr std::size_t k_next_watch = k_next_watch_at;
+    static constexpr std::uint8_t k_ops = 12;
+};
+template <>
+struct ItemsRing<SpscItems> {
+    static Target target() { return Target{false, spsc_cell_stride(sizeof(Item)), true}; }
+    static constexpr std::size_t k_next_watch = k_spsc_next_watch_at;
+    static constexpr std::uint8_t k_ops = 15;
+};
+
+// The spsc channel's operations beyond the mpmc kind's (appended, so the mpmc kind's numbering
+// stays): a blocking send bounded at 1 ms, a no-wait receive into an existing object, and an
+// explicit close after which the handle answers `uninitialized` (a closed second opener is
+// dropped; a closed creator stays closed for the rest of the input).
+template <typename Channel>
+void item_extra_step(std::uint8_t op, Script& in, Channel& ch, std::optional<Channel>& second) {
+    switch (op) {
+    case 12:
+        static_cast<void>(ch.send_for(Item{in.word(), 1}, 1ms));
+        break;
+    case 13: {
+        Item out{};
+        static_cast<void>(ch.receive(out, ferry::no_wait));
+        break;
+    }
+    default:
+        static_cast<void>(ch.close()); // an error is an answer too; closed either way
+        check(!ch.is_open() && ch.try_send(Item{0, 0}) == Status::uninitialized);
+        if (second && &ch == &*second) {
+            second.reset();
+        }
+        break;
+    }
+}
+
 // Survivor operations 0-5, raw writes 6-7 (the first version's numbering), field writes 8-10,
-// a registration 11.
-void item_step(Script& in, Attacker& peer, Items& channel, std::optional<Items>& second) {
-    Items& ch = (in.byte() & 1) != 0 && second ? *second : channel;
-    const std::uint8_t op = in.byte() % 12;
-    if (op >= 6) {
-        attack(attack_kind(op, 8), in, peer, Target{false, cell_stride(sizeof(Item))}, [&] {
-            check_channel_liveness(peer, [&] {
+// a registration 11; for the spsc channel, item_extra_step's 12-14.
+template <typename Channel>
+void item_step(Script& in, Attacker& peer, Channel& channel, std::optional<Channel>& second) {
+    using Ring = ItemsRing<Channel>;
+    Channel& ch = (in.byte() & 1) != 0 && second ? *second : channel;
+    const std::uint8_t op = in.byte() % Ring::k_ops;
+    if (op >= 6 && op < 12) {
+        attack(attack_kind(op, 8), in, peer, Ring::target(), [&] {
+            check_channel_liveness(peer, Ring::k_next_watch, [&] {
                 Item out{};
                 return channel.receive(out, ferry::no_wait);
             });
@@ -396,18 +445,22 @@ void item_step(Script& in, Attacker& peer, Items& channel, std::optional<Items>&
     case 4:
         ch.stop();
         break;
-    default:
+    case 5:
         if (second) {
             second.reset();
-        } else if (auto r = Items::open(segment_name(), 1ms)) {
+        } else if (auto r = Channel::open(segment_name(), 1ms)) {
             second.emplace(std::move(*r));
         }
+        break;
+    default:
+        item_extra_step(op, in, ch, second);
         break;
     }
 }
 
+template <typename Channel>
 void run_items(Script& in) {
-    auto channel = Items::create(segment_name(), 100ms);
+    auto channel = Channel::create(segment_name(), 100ms);
     if (!channel) {
         return;
     }
@@ -415,7 +468,7 @@ void run_items(Script& in) {
     if (!peer.mapped()) {
         return;
     }
-    std::optional<Items> second;
+    std::optional<Channel> second;
     while (in.more()) {
         item_step(in, peer, *channel, second);
     }
@@ -533,15 +586,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const bool cleanup = std::atexit(remove_segment) == 0;
     static_cast<void>(cleanup);
     Script in(data, size);
-    switch (in.byte() % 3) {
+    switch (in.byte() % 4) {
     case 0:
         run_messages(in);
         break;
     case 1:
-        run_items(in);
+        run_items<Items>(in);
+        break;
+    case 2:
+        run_window(in);
         break;
     default:
-        run_window(in);
+        run_items<SpscItems>(in);
     }
     // Whatever the attacker left in the participants table, the name goes: the next input starts
     // from a fresh segment.

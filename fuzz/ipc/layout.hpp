@@ -4,6 +4,7 @@
 // the fuzzer reaches the library through its public API; this file is the one place that knows
 // the shared layout (docs/processes.md, Header; docs/reliability.md, A hostile peer).
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <ferry/ipc/detail/message_cell.hpp>
 #include <ferry/ipc/detail/segment_header.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
+#include <ferry/ipc/detail/shared_ring_spsc.hpp>
 #include <ferry/ipc/window.hpp>
 #include <optional>
 
@@ -50,26 +52,83 @@ inline constexpr std::array k_segment_fields = {
     IPC_FUZZ_FIELD(detail::SegmentHeader, creator_start_time, 0),
 };
 
-// A ring's control block: geometry, counters, flags, futex words, the watch timestamp.
-inline constexpr std::array k_ring_fields = {
-    IPC_FUZZ_FIELD(detail::RingControl, magic, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, format, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, policy, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, capacity, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, cell_bytes, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, stride, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, ready, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, tail, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, head, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, stopped, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, lost, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, items_word, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, slots_word, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, blocked, k_payload_at),
-    IPC_FUZZ_FIELD(detail::RingControl, next_watch_ns, k_payload_at),
-};
+// A ring's geometry line (RingGeometry) at `base`: magic, format, policy, capacity, cell bytes,
+// stride, ready. Both rings start with it (RingControl mirrors it word for word, asserted below).
+constexpr std::array<Field, 7> geometry_fields(std::size_t base) {
+    return {IPC_FUZZ_FIELD(detail::RingGeometry, magic, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, format, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, policy, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, capacity, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, cell_bytes, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, stride, base),
+            IPC_FUZZ_FIELD(detail::RingGeometry, ready, base)};
+}
+static_assert(offsetof(detail::RingControl, magic) == offsetof(detail::RingGeometry, magic) &&
+              offsetof(detail::RingControl, format) == offsetof(detail::RingGeometry, format) &&
+              offsetof(detail::RingControl, policy) == offsetof(detail::RingGeometry, policy) &&
+              offsetof(detail::RingControl, capacity) == offsetof(detail::RingGeometry, capacity) &&
+              offsetof(detail::RingControl, cell_bytes) ==
+                  offsetof(detail::RingGeometry, cell_bytes) &&
+              offsetof(detail::RingControl, stride) == offsetof(detail::RingGeometry, stride) &&
+              offsetof(detail::RingControl, ready) == offsetof(detail::RingGeometry, ready));
+
+// A ring's geometry fields followed by the rest of its control block's.
+template <std::size_t N>
+constexpr std::array<Field, 7 + N> ring_fields(std::size_t geometry_at,
+                                               const std::array<Field, N>& rest) {
+    std::array<Field, 7 + N> all{};
+    const auto geometry = geometry_fields(geometry_at);
+    std::copy(geometry.begin(), geometry.end(), all.begin());
+    std::copy(rest.begin(), rest.end(), all.begin() + 7);
+    return all;
+}
+
+// An mpmc ring's control block (RingControl): geometry, counters, flags, futex words, the blocked
+// count, the watch timestamp.
+inline constexpr std::array k_ring_fields =
+    ring_fields(k_payload_at, std::array{
+                                  IPC_FUZZ_FIELD(detail::RingControl, tail, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, head, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, stopped, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, lost, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, items_word, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, slots_word, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, blocked, k_payload_at),
+                                  IPC_FUZZ_FIELD(detail::RingControl, next_watch_ns, k_payload_at),
+                              });
 inline constexpr std::size_t k_cells_at = k_payload_at + sizeof(detail::RingControl);
 inline constexpr std::size_t k_next_watch_at = k_ring_fields[14].offset;
+static_assert(k_next_watch_at == k_payload_at + offsetof(detail::RingControl, next_watch_ns));
+
+// An spsc channel's ring control block (SpscControl): its geometry line, the sender's and the
+// receiver's counters, the sticky state word, each event's parked flag and futex word, the
+// blocked count and the watch timestamp.
+inline constexpr std::array k_spsc_fields =
+    ring_fields(k_payload_at + offsetof(detail::SpscControl, geometry),
+                std::array{
+                    IPC_FUZZ_FIELD(detail::SpscControl, tail, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, head, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, state, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, receiver_parked, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, items_word, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, sender_parked, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, slots_word, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, blocked, k_payload_at),
+                    IPC_FUZZ_FIELD(detail::SpscControl, next_watch_ns, k_payload_at),
+                });
+// Seven lines, every word of which is listed above: a word added to SpscControl (a new line, or
+// a line grown past the geometry) trips this, and belongs in k_spsc_fields.
+static_assert(sizeof(detail::SpscControl) == 7 * detail::k_ring_line &&
+                  sizeof(detail::RingGeometry) <= detail::k_ring_line,
+              "SpscControl changed: list its new words in k_spsc_fields");
+inline constexpr std::size_t k_spsc_next_watch_at = k_spsc_fields[15].offset;
+static_assert(k_spsc_next_watch_at == k_payload_at + offsetof(detail::SpscControl, next_watch_ns));
+// Its cells follow the control block, packed, without a turn word (stride: the item's size
+// rounded up to 8 bytes).
+inline constexpr std::size_t k_spsc_cells_at = k_payload_at + sizeof(detail::SpscControl);
+inline constexpr std::size_t spsc_cell_stride(std::size_t cell_bytes) {
+    return (cell_bytes + 7) / 8 * 8;
+}
 
 // A SharedWindow's header: the owner's base, the size, the doorbell's two words, published.
 inline constexpr std::size_t k_doorbell_at =
