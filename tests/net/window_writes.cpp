@@ -39,9 +39,18 @@ TEST_CASE("net/window_writes: headers decode only at their exact size and kind")
     CHECK_FALSE(nd::decode_write(wire::Kind::heartbeat, {}, 0));
 }
 
+TEST_CASE("net/window_writes: a put rings only with the ring flag, and no other flag passes") {
+    CHECK_FALSE(nd::decode_write(wire::Kind::put, body_of(wire::Put{0, 0, 0}), 4)->rings);
+    CHECK(nd::decode_write(wire::Kind::put, body_of(wire::Put{0, wire::k_put_rings, 0}), 4)
+              ->rings);
+    CHECK_FALSE(nd::decode_write(wire::Kind::put, body_of(wire::Put{0, 2, 0}), 4));
+    CHECK_FALSE(
+        nd::decode_write(wire::Kind::put, body_of(wire::Put{0, wire::k_put_rings | 4, 0}), 4));
+}
+
 TEST_CASE("net/window_writes: a write must lie inside an exposed region") {
     std::array<std::byte, 64> memory{};
-    const std::vector<nd::LocalRegion> regions{{std::span(memory), {}}};
+    const std::vector<nd::LocalRegion> regions{{std::span(memory), {}, nullptr, {}}};
     CHECK(nd::check_write(regions, put_at(0, 0), 64) == nullptr);
     CHECK(nd::check_write(regions, put_at(0, 60), 4) == nullptr);
     CHECK(nd::check_write(regions, put_at(0, 64), 0) == nullptr);
