@@ -41,8 +41,12 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
     ucp_request_param_t p = sent_param(*op);
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = flags;
-    return settle(op, ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
-                                      op->header.size(), payload.data(), payload.size(), &p));
+    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(kind), op->header.data(),
+                                    op->header.size(), payload.data(), payload.size(), &p);
+    if (!UCS_PTR_IS_ERR(request)) { // done at once or in flight: counted (Node::peer_stats)
+        count_sent(conn, kind, payload.size());
+    }
+    return settle(op, request);
 }
 
 // What a send or put UCX started with sent_param(*op) returned: done at once, failed, or in
@@ -51,7 +55,6 @@ inline Status Node::Impl::issue(detail::Conn& conn, std::unique_ptr<Op>& op,
 inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
     if (request == nullptr) {
         op->finished = true;
-        count_sent(conn, kind, payload.size());
         return Status::ok;
     }
     if (UCS_PTR_IS_ERR(request)) {
@@ -59,7 +62,6 @@ inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
         op->result = detail::to_status(UCS_PTR_STATUS(request));
         return op->result;
     }
-    count_sent(conn, kind, payload.size());
     op->request = request;
     if (op->owned_by_callback) {
         static_cast<void>(op.release());
