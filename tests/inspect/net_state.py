@@ -50,10 +50,12 @@ def files_of(directory, pid):
 
 
 def wait_for(condition, what, limit=20.0):
-    """Polls (bounded) for state the nodes publish every 500 ms: never a fixed sleep."""
+    """Polls (bounded) for state the nodes publish every 500 ms: never a fixed sleep. `what`
+    is a text, or a function giving one (called when the wait fails: what was seen last)."""
     deadline = time.monotonic() + limit
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, \
+            f"timed out waiting for {what() if callable(what) else what}"
         time.sleep(0.05)
 
 
@@ -63,6 +65,12 @@ def states(tool, directory):
 
 def channel_ends(states_of_helper):
     return {c["role"]: c for s in states_of_helper for c in s["channels"]}
+
+
+def published_channels(tool, directory, child):
+    found = [r["state"] for f, r in states(tool, directory).items()
+             if f.startswith(f"ferry-net-{child.pid}-") and r["state"]]
+    return [c for text in found for c in json.loads(text).get("channels", [])]
 
 
 def settled(tool, directory, child):
@@ -148,8 +156,11 @@ def main() -> int:
         holder = start_helper(helper, env)
         try:
             victim = start_helper(helper, env)
-            wait_for(lambda: settled(tool, directory, holder), "the holder's files")
-            wait_for(lambda: settled(tool, directory, victim), "the victim's files")
+            for child in (holder, victim):
+                wait_for(lambda: settled(tool, directory, child),
+                         lambda: f"the files of {child.pid} to show its sender's {child.credits} "
+                                 f"credits and its receiver's {child.queued} messages; they "
+                                 f"say {published_channels(tool, directory, child)}")
             victim.kill()
             victim.wait()
             check_live_and_stale(tool, directory, holder, victim)
