@@ -191,6 +191,10 @@ public:
     [[nodiscard]] std::map<std::string, std::uint64_t> refusals_by_reason() const;
     // Every peer this node has had (lost ones too, in id order) and what it counted for each.
     [[nodiscard]] std::vector<PeerStats> peer_stats() const;
+    // The "channels" of this node's state file (docs/multi-node.md, Publishing a node's state):
+    // `report` returns a JSON array. ferry/net's channels set it with their first end on the
+    // node; the progress thread calls it without the worker held. A later call replaces it.
+    void report_channels(std::function<std::string()> report);
 
     // Remote writes. expose() offers memory to peers' writes (before connecting or accepting
     // peers: the table travels in the handshake); `bell` is rung when a peer calls ring() for

@@ -103,6 +103,8 @@ public:
     [[nodiscard]] bool lost() const noexcept { return lost_; }
     [[nodiscard]] std::size_t size() const noexcept { return queue_.size(); }
     [[nodiscard]] std::size_t senders() const noexcept { return senders_.size(); }
+    // Credits lent to no sender (the receiver's spare room).
+    [[nodiscard]] std::uint64_t free_credits() const noexcept { return free_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     [[nodiscard]] std::size_t element_bytes() const noexcept { return element_bytes_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }

@@ -4,6 +4,7 @@
 // credit ledger) behind a mutex, registered in its node's Directory, the control messages the
 // ledger queues posted once the mutex is released (docs/multi-node-channels.md, Credits).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/detail/channel_counters.hpp>
@@ -31,6 +32,15 @@ public:
 
     Verdict on_message(Delivery& d, const ChannelWire& w) override;
     void on_peer_lost(PeerId peer) override;
+    [[nodiscard]] EndpointInfo describe() const override {
+        const std::lock_guard lock(wait_.mutex);
+        EndpointInfo e{"receiver",         ledger_.name(), ledger_.peers(),
+                       ledger_.capacity(), ledger_.size(), ledger_.free_credits(),
+                       ledger_.stopped(),  ledger_.lost()};
+        std::sort(e.peers.begin(), e.peers.end()); // one entry per peer, not per sender
+        e.peers.erase(std::unique(e.peers.begin(), e.peers.end()), e.peers.end());
+        return e;
+    }
 
     // The oldest message, its slot taken until give_back(): empty (no_wait), timed_out, stopped
     // (stopped and drained), peer_lost (a sender was lost, and drained).

@@ -40,6 +40,10 @@ public:
     void leave();
 
     Verdict on_message(Delivery& d, const ChannelWire& w) override;
+    [[nodiscard]] EndpointInfo describe() const override {
+        const std::lock_guard lock(wait_.mutex);
+        return {"sender", name_, {peer_}, capacity_, 0, credits_, stopped_, lost_};
+    }
     void on_peer_lost(PeerId peer) override {
         if (peer != peer_) {
             return;
@@ -125,6 +129,7 @@ private:
     std::size_t element_bytes_; // the receiver's, once accepted (message channels)
     std::size_t capacity_ = 0;
     std::shared_ptr<Directory> directory_;
+    std::string name_; // set before the sender is in the directory
     std::uint32_t id_ = 0;
     std::uint32_t receiver_ = 0; // the receiver's endpoint id, from its first message
 
@@ -144,6 +149,7 @@ inline Status SenderState::open(const std::string& name, Deadline d) {
     if (!node_.alive(peer_)) {
         return Status::peer_lost;
     }
+    name_ = name;
     directory_ = Directory::of(node_);
     id_ = directory_->add(shared_from_this());
     auto owned = std::make_shared<const std::string>(name);

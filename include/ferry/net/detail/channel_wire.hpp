@@ -15,12 +15,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ferry/core/detail/json_string.hpp>
 #include <ferry/net/detail/channel_message.hpp>
 #include <ferry/net/node.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +39,35 @@ inline void post_all(Node& node, const std::vector<Outgoing>& out) {
     }
 }
 
+// What one channel end looks like now, for the node's state file (docs/multi-node.md,
+// Publishing a node's state).
+struct EndpointInfo {
+    const char* role = "";      // "receiver" or "sender"
+    std::string name;           // the channel's name
+    std::vector<PeerId> peers;  // receiver: the peers its senders are on; sender: its receiver's
+    std::uint64_t capacity = 0; // the receiver's slots (a sender: 0 until accepted)
+    std::uint64_t queued = 0;   // receiver: messages waiting to be taken; sender: 0
+    std::uint64_t credits = 0;  // sender: credits held; receiver: credits not lent to any sender
+    bool stopped = false;
+    bool lost = false;
+};
+
+// One endpoint as a JSON object on one line.
+inline std::string endpoint_json(std::uint32_t id, const EndpointInfo& e) {
+    using ferry::detail::json_string;
+    std::string peers;
+    for (const PeerId p : e.peers) {
+        peers += (peers.empty() ? "" : ", ") + std::to_string(p);
+    }
+    return "{\"id\": " + std::to_string(id) + ", \"role\": " + json_string(e.role) +
+           ", \"name\": " + json_string(e.name) + ", \"peers\": [" + peers +
+           "], \"capacity\": " + std::to_string(e.capacity) +
+           ", \"queued\": " + std::to_string(e.queued) +
+           ", \"credits\": " + std::to_string(e.credits) +
+           ", \"stopped\": " + (e.stopped ? "true" : "false") +
+           ", \"lost\": " + (e.lost ? "true" : "false") + "}";
+}
+
 // A receiver or sender registered in its node's directory.
 class Endpoint {
 public:
@@ -44,6 +75,8 @@ public:
     // A message for this endpoint; nullptr to accept, else why it is refused.
     virtual Verdict on_message(Delivery& d, const ChannelWire& w) = 0;
     virtual void on_peer_lost(PeerId peer) = 0;
+    // Its state now (takes the endpoint's own lock, briefly).
+    [[nodiscard]] virtual EndpointInfo describe() const = 0;
 };
 
 // Endpoint ids come from one counter per process, never reused: a message for an id this
@@ -87,6 +120,20 @@ public:
     }
 
     Verdict dispatch(Delivery& d);
+    // Every endpoint as a JSON array, a line each, in id order. The endpoints are copied under
+    // the directory's lock and described after it is released.
+    std::string channels_json() {
+        std::map<std::uint32_t, std::shared_ptr<Endpoint>> eps;
+        {
+            const std::lock_guard lock(mutex_);
+            eps.insert(endpoints_.begin(), endpoints_.end());
+        }
+        std::string out = "[";
+        for (const auto& [id, ep] : eps) {
+            out += (out.size() > 1 ? ",\n  " : "\n  ") + endpoint_json(id, ep->describe());
+        }
+        return out + "]";
+    }
     void peer_lost(PeerId peer) {
         std::vector<std::shared_ptr<Endpoint>> eps;
         {
@@ -170,6 +217,10 @@ inline std::shared_ptr<Directory> Directory::of(Node& node) {
                 self->peer_lost(peer);
             }
         }));
+        node.report_channels([weak] {
+            const auto self = weak.lock();
+            return self ? self->channels_json() : std::string("[]");
+        });
     });
     return dir;
 }

@@ -236,7 +236,23 @@ inline std::string Node::Impl::state_json() const {
         out += std::string(separator) + json_string(reason) + ": " + std::to_string(count);
         separator = ", ";
     }
-    return out + "}}\n";
+    return out + "}";
+}
+
+inline void Node::report_channels(std::function<std::string()> report) {
+    const std::lock_guard lock(impl_->channel_report_mu);
+    impl_->channel_report = std::move(report);
+}
+
+// Called without `mu`: the channel ends take their own locks, which their handlers take with
+// `mu` held.
+inline void Node::Impl::finish_state(std::string& state) const {
+    std::function<std::string()> report;
+    {
+        const std::lock_guard lock(channel_report_mu);
+        report = channel_report;
+    }
+    state += ",\n \"channels\": " + (report ? report() : std::string("[]")) + "}\n";
 }
 
 inline Result<RegionId> Node::expose(std::span<std::byte> memory, afd::Doorbell bell) {

@@ -221,6 +221,9 @@ inline void Node::Impl::run() {
             due = next_heartbeat;
             armed = ucp_worker_arm(worker.h);
         }
+        if (!state.empty()) {
+            finish_state(state);
+        }
         if (std::string why; !state.empty() && state_file.write(state, why) != Status::ok) {
             detail::log_line(why, LogLevel::warning);
         }

@@ -162,7 +162,10 @@ struct Node::Impl {
     detail::StateFile state_file;
     clock::time_point next_state{};
     std::vector<PeerStats> peer_stats_locked() const; // with `mu` held
-    std::string state_json() const;                   // with `mu` held
+    std::string state_json() const;                   // with `mu` held; the object left open
+    void finish_state(std::string& state) const;      // adds "channels", closes: without `mu`
+    mutable std::mutex channel_report_mu;
+    std::function<std::string()> channel_report; // Node::report_channels
 
     // The progress thread.
     int epoll_fd = -1;
