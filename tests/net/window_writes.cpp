@@ -102,7 +102,7 @@ TEST_CASE("net/window_writes: writes behind a landing put wait, in order, within
 // and copies from no address (UBSan: a null source for memcpy).
 TEST_CASE("net/window_writes: an empty put from a peer writes nothing") {
     std::array<std::byte, 16> memory{};
-    const std::vector<nd::LocalRegion> regions{{std::span(memory), {}}};
+    const std::vector<nd::LocalRegion> regions{{std::span(memory), {}, nullptr, {}}};
     nd::WriteQueue q;
     for (const std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{16}}) {
         auto w = put_at(0, offset);
