@@ -19,8 +19,9 @@
 // participants do not count, and a name left by processes that all died is reclaimed by the
 // next create.
 // Counters: stats() sums what every process counted on this channel, kept in the segment
-// (ferry/channel/stats.hpp; docs/processes.md, Counters); a policy with counters = false has
-// none.
+// (ferry/channel/stats.hpp; docs/processes.md, Counters); the message and byte totals come from
+// the ring's own counters, so a send or receive that does not wait updates no counter. A policy
+// with counters = false has none.
 
 #include <chrono>
 #include <cstddef>
@@ -185,7 +186,11 @@ public:
     // What every process counted on this channel since it was created (all zero once closed).
     [[nodiscard]] ChannelStats
     stats() const noexcept requires ferry::detail::counters_enabled<Policy> {
-        return detail::sum_counters(segment_.counter_area());
+        if (!ring_.attached()) {
+            return {};
+        }
+        return detail::with_ring_totals(detail::sum_counters(segment_.counter_area()),
+                                        ring_.published(), ring_.released(), sizeof(T));
     }
 
 private:
@@ -202,24 +207,35 @@ private:
 
     Channel(Segment segment, Ring ring) noexcept
         : segment_(std::move(segment)), ring_(ring),
-          counters_(detail::own_block(segment_), Policy::multi_producer) {}
+          counters_(detail::own_block(segment_), Policy::multi_producer) {
+        if constexpr (Ring::k_samples_depth) {
+            ring_.sample_depth_into(counters_.high_water_word());
+        }
+    }
 
     static clock::time_point deadline_of(Timeout timeout) noexcept {
         return timeout.is_forever() || timeout.is_no_wait() ? clock::time_point::max()
                                                             : timeout.deadline_from(clock::now());
     }
 
+    // The trace span only while a profiler records: the fast path pays one load for it.
     Status send_at(const T& value, bool may_wait, clock::time_point deadline) noexcept {
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
-        const TraceSpan trace("ipc.send", "channel");
+        if (tracing()) [[unlikely]] {
+            const TraceSpan trace("ipc.send", "channel");
+            return send_untraced(value, may_wait, deadline);
+        }
+        return send_untraced(value, may_wait, deadline);
+    }
+    Status send_untraced(const T& value, bool may_wait, clock::time_point deadline) noexcept {
         typename Ring::Claim c;
         const Status s = counters_.claim(ring_, c, deadline, may_wait, &segment_);
-        if (s == Status::ok) {
+        if (s == Status::ok) [[likely]] {
             std::memcpy(c.cell, &value, sizeof(T));
             ring_.publish(c);
-            counters_.sent(ring_, sizeof(T));
+            counters_.published(ring_, c.position);
         }
         return s;
     }
@@ -229,13 +245,18 @@ private:
         if (!ring_.attached()) {
             return Status::uninitialized;
         }
-        const TraceSpan trace("ipc.receive", "channel");
+        if (tracing()) [[unlikely]] {
+            const TraceSpan trace("ipc.receive", "channel");
+            return receive_untraced(out, may_wait, deadline);
+        }
+        return receive_untraced(out, may_wait, deadline);
+    }
+    Status receive_untraced(void* out, bool may_wait, clock::time_point deadline) noexcept {
         typename Ring::Claim c;
         const Status s = counters_.acquire(ring_, c, deadline, may_wait, &segment_);
-        if (s == Status::ok) {
+        if (s == Status::ok) [[likely]] {
             std::memcpy(out, c.cell, sizeof(T));
             ring_.release(c);
-            counters_.received(sizeof(T));
         }
         return s;
     }

@@ -16,6 +16,7 @@
 // same interface and nothing behind it. Time blocked is measured only for a call whose first,
 // non-waiting attempt found the ring full or empty: the waiting call runs after it.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +47,20 @@ inline ChannelStats sum_counters(std::span<const std::byte> area) noexcept {
         ferry::detail::CounterUpdates::add_to(s, blocks[i].send);
         ferry::detail::CounterUpdates::add_to(s, blocks[i].receive);
     }
+    return s;
+}
+
+// A typed channel's totals, derived from its ring's own counters instead of counted per message
+// (docs/processes.md, Counters): sent = positions published, received = positions released
+// minus what clear() dropped (it releases too), bytes = items * item_bytes. `published` and
+// `released` were each loaded once from the segment: a scribbled value gives a wrong figure
+// (unsigned arithmetic, clamped at zero), never anything else.
+inline ChannelStats with_ring_totals(ChannelStats s, std::uint64_t published,
+                                     std::uint64_t released, std::uint64_t item_bytes) noexcept {
+    s.sent = published;
+    s.sent_bytes = published * item_bytes;
+    s.received = released - std::min(released, s.dropped_by_clear);
+    s.received_bytes = s.received * item_bytes;
     return s;
 }
 
@@ -116,6 +131,20 @@ public:
                      [&] { return ring.acquire(c, deadline, true, peers); });
     }
 
+    // A typed channel's item published at `position` (its totals come from the ring, see
+    // with_ring_totals): only the high-water mark, the depth sampled every k_high_water_sample
+    // positions of the ring — unless the ring samples it itself into high_water_word().
+    template <typename Ring>
+    void published(const Ring& ring, std::uint64_t position) noexcept {
+        if constexpr (!Ring::k_samples_depth) {
+            if (((position + 1) & (ferry::detail::k_high_water_sample - 1)) == 0) {
+                ferry::detail::counter_raise(block_->send.high_water, ring.size(), shared_);
+            }
+        }
+    }
+    [[nodiscard]] std::uint64_t* high_water_word() const noexcept {
+        return &block_->send.high_water;
+    }
     // A message of `bytes` published on `ring`.
     template <typename Ring>
     void sent(const Ring& ring, std::uint64_t bytes) noexcept {
@@ -163,6 +192,9 @@ public:
     }
     template <typename Ring>
     static void sent(const Ring&, std::uint64_t) noexcept {}
+    template <typename Ring>
+    static void published(const Ring&, std::uint64_t) noexcept {}
+    [[nodiscard]] static std::uint64_t* high_water_word() noexcept { return nullptr; }
     static void received(std::uint64_t) noexcept {}
     static void dropped(std::size_t) noexcept {}
 };

@@ -188,6 +188,19 @@ public:
         return ring_size(control_->head, control_->tail, capacity_);
     }
 
+    // Its depth is sampled by ProcessCounters::published (see SpscSharedRing's).
+    static constexpr bool k_samples_depth = false;
+
+    // The counters as they stand (one load each; another process may have written anything):
+    // positions claimed (a claim is never abandoned, so a send in flight counts already) and
+    // acquired since the ring was made. Statistics only.
+    [[nodiscard]] std::uint64_t published() const noexcept {
+        return ref(control_->tail).load(std::memory_order_acquire);
+    }
+    [[nodiscard]] std::uint64_t released() const noexcept {
+        return ref(control_->head).load(std::memory_order_acquire);
+    }
+
     // Drops up to capacity() queued cells (bounded, so refilling senders cannot keep it
     // running); waits for a claimed head to be published. Returns how many were dropped.
     std::size_t clear(const Segment* peers) noexcept { return drop_queued(*this, peers); }

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/detail/futex.hpp>
+#include <ferry/channel/stats.hpp>
 #include <ferry/core/cpu_relax.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
@@ -99,40 +100,51 @@ public:
     [[nodiscard]] bool attached() const noexcept { return control_ != nullptr; }
 
     // ---- in place (one sender and one receiver at a time) ------------------------------------
+    // The fast paths are inline and decide only "ok"; anything else (full, empty, stopped,
+    // lost, a counter out of range) goes to the out-of-line path, which decides again from
+    // fresh loads.
     Status claim(Claim& c, clock::time_point deadline, bool may_wait,
                  const Segment* peers) noexcept {
-        const Status first = try_claim(c);
-        if (first != Status::full || !may_wait) {
-            return after_fast_failure(first, peers);
+        const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
+        if (load_state() == 0 && tail - sender_.other < sender_.room) [[likely]] {
+            c = Claim{tail, cell_at(tail)}; // room by the copy: the head only moves on
+            return Status::ok;
         }
-        if (ring_past(deadline)) {
-            return after_fast_failure(Status::timed_out, peers);
-        }
-        return wait(control_->sender_parked, control_->slots_word, deadline, Status::full, peers,
-                    [this, &c] { return try_claim(c); });
+        return claim_slow(c, deadline, may_wait, peers);
     }
     void publish(const Claim& c) noexcept {
         ring_ref(control_->tail).store(c.position + 1, std::memory_order_seq_cst);
-        advance(sender_, c.position);
         wake_parked(control_->receiver_parked, control_->items_word);
     }
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
-        const Status first = attempt_acquire(c);
-        if (first != Status::empty || !may_wait) {
-            return after_fast_failure(first, peers);
+        const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
+        if ((load_state() & k_lost) == 0) [[likely]] {
+            std::uint64_t tail = receiver_.other;
+            if (tail - head - 1 >= capacity_) { // empty by the copy (or a stale copy)
+                tail = ring_ref(control_->tail).load(std::memory_order_seq_cst);
+            }
+            if (tail - head - 1 < capacity_) [[likely]] { // 1..capacity items ready
+                receiver_.other = tail;
+                c = Claim{head, cell_at(head)};
+                return Status::ok;
+            }
         }
-        if (ring_past(deadline)) {
-            return after_fast_failure(Status::timed_out, peers);
-        }
-        return wait(control_->receiver_parked, control_->items_word, deadline, Status::empty, peers,
-                    [this, &c] { return attempt_acquire(c); });
+        return acquire_slow(c, deadline, may_wait, peers);
     }
     void release(const Claim& c) noexcept {
         ring_ref(control_->head).store(c.position + 1, std::memory_order_seq_cst);
-        advance(receiver_, c.position);
         wake_parked(control_->sender_parked, control_->slots_word);
+    }
+
+    // The counters as they stand (one load each; another process may have written anything):
+    // positions published and released since the ring was made. Statistics only.
+    [[nodiscard]] std::uint64_t published() const noexcept {
+        return ring_ref(control_->tail).load(std::memory_order_acquire);
+    }
+    [[nodiscard]] std::uint64_t released() const noexcept {
+        return ring_ref(control_->head).load(std::memory_order_acquire);
     }
 
     // ---- state (as SharedRing) ---------------------------------------------------------------
@@ -155,27 +167,34 @@ public:
 
     bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
 
+    // The sender samples the queue's depth itself (ProcessCounters::published need not): each
+    // time it reloads the head, at least every k_high_water_sample sends, it raises `*word`
+    // (this process's high-water counter; nullptr: no sampling) to the depth with its item.
+    static constexpr bool k_samples_depth = true;
+    void sample_depth_into(std::uint64_t* word) noexcept {
+        high_water_ = word;
+        sender_.room = word == nullptr ? capacity_ : 1;
+    }
+
 private:
     static constexpr std::uint32_t k_stopped = 1;
     static constexpr std::uint32_t k_lost = 2;
 
-    // One side's private state (a sender and a receiver thread of one process may share a
-    // handle's owner, so the two are a line apart, see gap_): the position it handles next and
-    // that position's cell (so the division happens only when another handle moved the
-    // counter), and the other side's counter as last loaded.
+    // One side's private state: the other side's counter as last loaded, and (the sender's)
+    // how far past it the fast path may go before it reloads it: the capacity, or less while it
+    // samples the depth (a sender and a receiver thread of one process may share a handle's
+    // owner, so the two are a line apart, see gap_).
     struct Side {
-        std::uint64_t position = 0;
-        std::byte* cell = nullptr;
         std::uint64_t other = 0;
+        std::uint64_t room = 0;
     };
 
     SpscSharedRing(SpscControl* control, std::size_t capacity, std::size_t cell_bytes) noexcept
         : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(SpscControl)),
           capacity_(static_cast<std::uint32_t>(capacity)),
           cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
-          cells_end_(cells_ + capacity * stride_) {
-        sender_.cell = cells_;
-        receiver_.cell = cells_;
+          index_mask_((capacity & (capacity - 1)) == 0 ? capacity - 1 : 0) {
+        sender_.room = capacity_;
     }
 
     static std::size_t stride_for(std::size_t cell_bytes) noexcept {
@@ -185,21 +204,18 @@ private:
         return ring_ref(control_->state).load(std::memory_order_acquire);
     }
 
-    // The cell of `position`, from the private capacity and stride.
-    std::byte* cell_for(Side& side, std::uint64_t position) const noexcept {
-        if (position != side.position) {
-            side.position = position;
-            side.cell = cells_ + static_cast<std::size_t>(position % capacity_) * stride_;
-        }
-        return side.cell;
-    }
-    void advance(Side& side, std::uint64_t done) const noexcept {
-        if (done == side.position) {
-            side.position = done + 1;
-            side.cell = side.cell + stride_ == cells_end_ ? cells_ : side.cell + stride_;
-        }
+    // The cell of `position`, from the private capacity and stride only (a mask when the
+    // capacity is a power of two, else a division).
+    std::byte* cell_at(std::uint64_t position) const noexcept {
+        const std::uint64_t index =
+            index_mask_ != 0 ? position & index_mask_ : position % capacity_;
+        return cells_ + static_cast<std::size_t>(index) * stride_;
     }
 
+    Status claim_slow(Claim& c, clock::time_point deadline, bool may_wait,
+                      const Segment* peers) noexcept;
+    Status acquire_slow(Claim& c, clock::time_point deadline, bool may_wait,
+                        const Segment* peers) noexcept;
     Status try_claim(Claim& c) noexcept;
     Status try_acquire(Claim& c) noexcept;
     Status attempt_acquire(Claim& c) noexcept;
@@ -239,7 +255,8 @@ private:
     std::uint32_t capacity_ = 0;     // private geometry, compared with the ring's at attach
     std::uint32_t cell_bytes_ = 0;
     std::size_t stride_ = 0;
-    std::byte* cells_end_ = nullptr;
+    std::uint64_t index_mask_ = 0; // capacity_ - 1 when that is a power of two (above 1)
+    std::uint64_t* high_water_ = nullptr; // see sample_depth_into
     Side sender_;
     std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
     Side receiver_;
@@ -283,22 +300,56 @@ inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::s
     return {};
 }
 
+[[gnu::noinline]] inline Status SpscSharedRing::claim_slow(Claim& c, clock::time_point deadline,
+                                                           bool may_wait,
+                                                           const Segment* peers) noexcept {
+    const Status first = try_claim(c);
+    if (first != Status::full || !may_wait) {
+        return after_fast_failure(first, peers);
+    }
+    if (ring_past(deadline)) {
+        return after_fast_failure(Status::timed_out, peers);
+    }
+    return wait(control_->sender_parked, control_->slots_word, deadline, Status::full, peers,
+                [this, &c] { return try_claim(c); });
+}
+
+[[gnu::noinline]] inline Status SpscSharedRing::acquire_slow(Claim& c,
+                                                             clock::time_point deadline,
+                                                             bool may_wait,
+                                                             const Segment* peers) noexcept {
+    const Status first = attempt_acquire(c);
+    if (first != Status::empty || !may_wait) {
+        return after_fast_failure(first, peers);
+    }
+    if (ring_past(deadline)) {
+        return after_fast_failure(Status::timed_out, peers);
+    }
+    return wait(control_->receiver_parked, control_->items_word, deadline, Status::empty, peers,
+                [this, &c] { return attempt_acquire(c); });
+}
+
 inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
     if (const std::uint32_t state = load_state(); state != 0) {
         return (state & k_lost) != 0 ? Status::peer_lost : Status::stopped;
     }
     const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
-    if (tail - sender_.other >= capacity_) { // full by the copy (or a copy from another lap)
+    if (tail - sender_.other >= sender_.room) { // no room by the copy (or a copy from another lap)
         const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_seq_cst);
-        if (tail - head > capacity_) {
+        const std::uint64_t depth = tail - head;
+        if (depth > capacity_) {
             return corrupt(); // more published than released plus capacity, or tail < head
         }
         sender_.other = head;
-        if (tail - head == capacity_) {
+        if (depth == capacity_) {
             return Status::full;
         }
+        if (high_water_ != nullptr) {
+            ferry::detail::counter_raise(*high_water_, depth + 1, false);
+            sender_.room = std::min<std::uint64_t>(capacity_, depth + ferry::detail::k_high_water_sample);
+        }
     }
-    c = Claim{tail, cell_for(sender_, tail)};
+    c = Claim{tail, cell_at(tail)};
     return Status::ok;
 }
 
@@ -315,7 +366,7 @@ inline Status SpscSharedRing::try_acquire(Claim& c) noexcept {
             return Status::empty;
         }
     }
-    c = Claim{head, cell_for(receiver_, head)};
+    c = Claim{head, cell_at(head)};
     return Status::ok;
 }
 
