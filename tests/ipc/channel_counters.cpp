@@ -1,11 +1,14 @@
 // Counters of ferry/ipc channels kept in the segment (ipc/detail/channel_counters.hpp;
 // docs/processes.md, Counters): what another process counted is in this process's stats(),
-// every count after a known sequence of calls, time parked, message lengths as bytes, and a
-// policy without counters.
+// every count after a known sequence of calls, time parked, message lengths as bytes, a
+// policy without counters, and a typed channel's totals derived from its ring (across wrap;
+// scribbled).
 #include "../channel/stats_support.hpp"
 #include "channel_support.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstring>
 #include <ferry/ipc/message_channel.hpp>
 #include <string>
@@ -119,4 +122,82 @@ TEST_CASE("ipc counters: a policy without counters still carries messages", "[ip
     REQUIRE(ch);
     REQUIRE(ch->try_send(make_message(1, 1)) == Status::ok);
     CHECK(ch->try_receive()->sequence == 1);
+}
+
+// The message totals of a typed channel come from its ring's counters (published, released,
+// minus what clear() dropped): exact across many laps of the ring, with clears in between.
+TEST_CASE("ipc counters: totals derived from the ring are exact across wrap and clear", "[ipc]") {
+    const auto name = unique_name("wrapcount");
+    auto ch = Small::create(name);
+    REQUIRE(ch);
+    std::uint64_t sent = 0;
+    std::uint64_t received = 0;
+    std::uint64_t dropped = 0;
+    for (std::uint64_t lap = 0; lap < 25; ++lap) { // 25 laps of k_small (8) cells, odd counts
+        const std::uint64_t burst = 1 + lap % ipc_test::k_small;
+        for (std::uint64_t i = 0; i < burst; ++i) {
+            REQUIRE(ch->try_send(make_message(sent, 1)) == Status::ok);
+            ++sent;
+        }
+        if (lap % 5 == 4) {
+            dropped += ch->clear();
+            continue;
+        }
+        for (std::uint64_t i = 0; i < (burst + 1) / 2; ++i) {
+            REQUIRE(ch->try_receive().has_value());
+            ++received;
+        }
+        dropped += ch->clear(); // the other half
+    }
+    REQUIRE(sent > 4 * ipc_test::k_small);
+    const ferry::ChannelStats s = ch->stats();
+    CHECK(s.sent == sent);
+    CHECK(s.sent_bytes == sent * sizeof(Message));
+    CHECK(s.received == received);
+    CHECK(s.received_bytes == received * sizeof(Message));
+    CHECK(s.dropped_by_clear == dropped);
+    CHECK(s.refused == 0);
+}
+
+// The ring's counters and the counter area are another process's to write: a scribbled value
+// gives a wrong statistic (clamped, never wrapped below zero) and the channel then answers
+// peer_lost; nothing reads out of bounds or waits.
+TEST_CASE("ipc counters: scribbled ring counters and counter words give wrong figures, no harm",
+          "[ipc]") {
+    namespace detail = ferry::ipc::detail;
+    const auto name = unique_name("scribcount");
+    auto ch = Small::create(name);
+    REQUIRE(ch);
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        REQUIRE(ch->try_send(make_message(i, 1)) == Status::ok);
+    }
+    REQUIRE(ch->try_receive().has_value());
+    ipc_test::SegmentFile peer(name);
+    REQUIRE(peer.mapped());
+    auto word = [&](std::size_t offset) {
+        return std::atomic_ref<std::uint64_t>(
+            *reinterpret_cast<std::uint64_t*>(peer.base() + offset));
+    };
+    const std::size_t ring = detail::k_payload_offset;
+    const std::size_t block = detail::k_counters_offset; // slot 0: the creator's
+    REQUIRE(word(ring + offsetof(detail::SpscControl, tail)).load() == 3);
+    REQUIRE(word(ring + offsetof(detail::SpscControl, head)).load() == 1);
+
+    // More dropped than released: received clamps at zero.
+    word(block + offsetof(detail::ParticipantCounters, receive) +
+         offsetof(ferry::detail::ReceiveCounterWords, dropped))
+        .store(UINT64_MAX - 5);
+    ferry::ChannelStats s = ch->stats();
+    CHECK(s.sent == 3);
+    CHECK(s.received == 0);
+    CHECK(s.received_bytes == 0);
+
+    // A tail far ahead: sent says so (a wrong figure), and the channel is lost.
+    word(ring + offsetof(detail::SpscControl, tail)).store(UINT64_MAX / 3);
+    s = ch->stats();
+    CHECK(s.sent == UINT64_MAX / 3);
+    CHECK(ch->try_send(make_message(9, 1)) == Status::peer_lost); // found by the sender
+    CHECK(ch->try_receive().status() == Status::peer_lost);
+    CHECK(ch->receive_for(10ms).status() == Status::peer_lost);
+    CHECK(ch->lost());
 }

@@ -169,11 +169,11 @@ public:
 
     // The sender samples the queue's depth itself (ProcessCounters::published need not): each
     // time it reloads the head, at least every k_high_water_sample sends, it raises `*word`
-    // (this process's high-water counter; nullptr: no sampling) to the depth with its item.
+    // (this process's high-water counter; nullptr: no sampling) to the depth it finds.
     static constexpr bool k_samples_depth = true;
     void sample_depth_into(std::uint64_t* word) noexcept {
         high_water_ = word;
-        sender_.room = word == nullptr ? capacity_ : 1;
+        sender_.room = word == nullptr ? capacity_ : 0; // 0: the first send samples
     }
 
 private:
@@ -345,7 +345,7 @@ inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
             return Status::full;
         }
         if (high_water_ != nullptr) {
-            ferry::detail::counter_raise(*high_water_, depth + 1, false);
+            ferry::detail::counter_raise(*high_water_, depth, false);
             sender_.room = std::min<std::uint64_t>(capacity_, depth + ferry::detail::k_high_water_sample);
         }
     }
