@@ -110,7 +110,7 @@ template <typename Ring>
 RingReport ring_report(const Ring& ring) {
     return RingReport{ring.capacity(), ring.cell_bytes(), ring.policy() == d::RingPolicy::mpmc,
                       ring.size(),     ring.blocked(),    ring.stopped(),
-                      ring.lost()};
+                      ring.lost(),     ring.published(),  ring.released()};
 }
 
 // The ring at the payload's start: its kind (the magic) and geometry from a private copy of the
@@ -211,6 +211,10 @@ void read_payload(int fd, const d::SegmentHeader& h, SegmentReport& r) {
         }
         if (r.ring) {
             r.counters = read_counters(fd, r.problem);
+        }
+        if (r.counters && r.kind == "typed channel") { // a cell holds one item: its bytes
+            r.counters->total = d::with_ring_totals(r.counters->total, r.ring->published,
+                                                    r.ring->released, r.ring->cell_bytes);
         }
     }
 }

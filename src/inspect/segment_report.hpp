@@ -32,10 +32,13 @@ struct RingReport {
     std::size_t blocked = 0;
     bool stopped = false;
     bool lost = false;
+    std::uint64_t published = 0; // the ring's counters as read (a typed channel's totals)
+    std::uint64_t released = 0;
 };
 
 // A channel's counters (docs/processes.md, Counters): the sum over every slot's block, and each
-// slot whose block counted anything (a block keeps its counts after its process left).
+// slot whose block counted anything (a block keeps its counts after its process left). A typed
+// channel's message and byte totals come from its ring (its blocks hold none).
 struct CountersReport {
     ChannelStats total;
     std::vector<std::pair<std::size_t, ChannelStats>> by_slot;

@@ -8,7 +8,8 @@ Usage: inspect.py FERRY_INSPECT INSPECT_HELPER
 2. `list --json`: the live channel shows the first helper's pid alive and is not stale; the
    stale one shows the killed pid dead and is stale. A foreign file (ferry.<name> holding no
    ferry header) is listed with a problem, not trusted.
-   Both channels show the counters their helper kept in the segment (one item sent).
+   Both channels show the counters their helper kept in the segment: one item sent (a total
+   derived from the ring) and one receive that found it empty (in the helper's slot).
 3. `show --json` on the stale one gives every header field and every counter of the killed
    helper's slot; `show` as text prints them too.
 4. `gc NAMES --json` (only this test's names: /dev/shm is shared with other tests) removes the
@@ -77,12 +78,17 @@ def check_show(tool, stale, victim):
     assert h["ready"] == "ready" and h["same_boot"] and h["payload_offset"] == 12288, h
     slots = report["counters"]["by_slot"]
     assert len(slots) == 1 and slots[0]["slot"] == 0, slots
-    expected = {"slot": 0, "sent": 1, "sent_bytes": 8, "received": 0, "received_bytes": 0,
-                "full": 0, "empty": 0, "send_blocked_ns": 0, "receive_blocked_ns": 0,
+    # A typed channel's slot blocks hold no message totals (those come from its ring).
+    expected = {"slot": 0, "sent": 0, "sent_bytes": 0, "received": 0, "received_bytes": 0,
+                "full": 0, "empty": 1, "send_blocked_ns": 0, "receive_blocked_ns": 0,
                 "high_water": 0, "dropped_by_clear": 0, "refused": 0}
     assert slots[0] == expected, slots
+    assert report["counters"]["total"]["sent"] == 1, report["counters"]
+    assert report["counters"]["total"]["empty"] == 1, report["counters"]
     status, out, err = inspect(tool, "show", stale)
-    assert status == 0 and "counters, slot 0: sent 1 sent_bytes 8" in out, out + err
+    assert status == 0 and "counters, all processes: sent 1 sent_bytes 8" in out, out + err
+    assert "counters, slot 0: sent 0 sent_bytes 0 received 0 received_bytes 0 full 0 empty 1" \
+        in out, out + err
 
 
 def check_domain(tool, helper, name):
