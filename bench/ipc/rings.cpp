@@ -10,6 +10,12 @@
 // One producer (this process) and one consumer (the forked peer) in every row: the mpmc rows
 // price the multi-producer protocol, not contention. Each moves k_items after a warm-up, with
 // the harness's checksum.
+// For profiles, not compared (tools/bench_ipc_plot.py knows no `ring_local` measure):
+//   ring_local/ferry|ferry_try/1024  ipc::Channel<uint64_t, 1024> with both ends in this
+//                         process: 512 items sent, then received, 2000 times, blocking send /
+//                         receive or try_send / try_receive. No call ever waits, so callgrind's
+//                         instructions per item (--toggle-collect='*local_rounds*') are the fast
+//                         path's alone, and deterministic (docs/performance/ipc.md).
 #include "messages.hpp"
 
 #include <atomic>
@@ -183,6 +189,41 @@ void ferry_channel(benchmark::State& state) {
     finish(state);
 }
 
+// The loop ring_local runs, its own function so that callgrind can collect exactly it.
+template <bool Blocking, typename Channel>
+[[gnu::noinline]] std::uint64_t local_rounds(Channel& ch, std::uint64_t rounds) {
+    constexpr std::uint64_t k_batch = k_capacity / 2;
+    std::uint64_t sum = 0;
+    for (std::uint64_t r = 0; r < rounds; ++r) {
+        for (std::uint64_t i = 0; i < k_batch; ++i) {
+            (void)(Blocking ? ch.send(i) : ch.try_send(i));
+        }
+        for (std::uint64_t i = 0; i < k_batch; ++i) {
+            std::uint64_t v = 0;
+            (void)(Blocking ? ch.receive(v) : ch.receive(v, ferry::no_wait));
+            sum += v;
+        }
+    }
+    return sum;
+}
+
+template <typename Channel, bool Blocking>
+void ferry_local(benchmark::State& state) {
+    constexpr std::uint64_t k_rounds = 2000;
+    auto ch = Channel::create(object_name("local"));
+    if (!ch) {
+        state.SkipWithError(ch.error().message.c_str());
+        return;
+    }
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        sum += local_rounds<Blocking>(*ch, k_rounds);
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_rounds * k_capacity / 2) *
+                            state.iterations());
+}
+
 using SpscChannel = ferry::ipc::Channel<std::uint64_t, k_capacity>;
 using MpmcChannel = ferry::ipc::Channel<std::uint64_t, k_capacity, ferry::mpmc>;
 using BoostSpsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<k_capacity>>;
@@ -207,5 +248,9 @@ BENCHMARK_TEMPLATE(ferry_channel, MpmcChannel, true)
 BENCHMARK_TEMPLATE(raw_ring, RawMpmc<k_capacity>)
     ->Name("mpmc/raw/1024")
     ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_TEMPLATE(ferry_local, SpscChannel, true)->Name("ring_local/ferry/1024")->Iterations(1);
+BENCHMARK_TEMPLATE(ferry_local, SpscChannel, false)
+    ->Name("ring_local/ferry_try/1024")
     ->Iterations(1);
 } // namespace
