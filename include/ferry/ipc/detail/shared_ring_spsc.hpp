@@ -11,11 +11,13 @@
 //
 // Algorithm: a Lamport ring on two shared counters. `tail` (positions published) is written by
 // the sender only, `head` (positions released) by the receiver only, each with a plain store;
-// a position names cell `position % capacity` of this process's PRIVATE capacity. Each handle
-// keeps, per side, the other side's counter as last loaded and the cell index of its own next
-// position, and loads the other side's counter only when its copy says full (sender) or empty
-// (receiver) — so while the ring is neither, an operation touches no line the other side
-// writes, except the cell it hands over. No CAS, no RMW on the fast path.
+// a position names cell `position % capacity` of this process's PRIVATE capacity (a mask when
+// that is a power of two). Each handle keeps, per side, the other side's counter as last
+// loaded, and loads it again only when its copy says full (sender; or, while the sender samples
+// the depth for the counters, 64 positions after its last load) or empty (receiver) — so while
+// the ring is neither, an operation touches no line the other side writes, except the cell it
+// hands over. No CAS, no RMW on the fast path, which is inline and answers only ok; every other
+// answer comes from the out-of-line *_slow path, which decides again from fresh loads.
 //
 // Sleeping: per event (items for receivers, slots for senders) a `parked` flag and a futex word
 // on one line. A waiter reads the word (its key), sets the flag, re-checks its condition and
