@@ -113,8 +113,8 @@ public:
     // ring.acquire, counted likewise. A first attempt that waited out a claimed head and timed
     // out is repeated only while the caller's deadline has not passed.
     template <typename Ring>
-    Status acquire(Ring& ring, typename Ring::Claim& c, clock::time_point deadline,
-                   bool may_wait, const Segment* peers) noexcept {
+    Status acquire(Ring& ring, typename Ring::Claim& c, clock::time_point deadline, bool may_wait,
+                   const Segment* peers) noexcept {
         const Status first = ring.acquire(c, deadline, false, peers);
         if (first == Status::ok) [[likely]] {
             return first;

@@ -257,7 +257,7 @@ private:
     std::uint32_t capacity_ = 0;     // private geometry, compared with the ring's at attach
     std::uint32_t cell_bytes_ = 0;
     std::size_t stride_ = 0;
-    std::uint64_t index_mask_ = 0; // capacity_ - 1 when that is a power of two (above 1)
+    std::uint64_t index_mask_ = 0;        // capacity_ - 1 when that is a power of two (above 1)
     std::uint64_t* high_water_ = nullptr; // see sample_depth_into
     Side sender_;
     std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
@@ -316,8 +316,7 @@ inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::s
                 [this, &c] { return try_claim(c); });
 }
 
-[[gnu::noinline]] inline Status SpscSharedRing::acquire_slow(Claim& c,
-                                                             clock::time_point deadline,
+[[gnu::noinline]] inline Status SpscSharedRing::acquire_slow(Claim& c, clock::time_point deadline,
                                                              bool may_wait,
                                                              const Segment* peers) noexcept {
     const Status first = attempt_acquire(c);
@@ -348,7 +347,8 @@ inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
         }
         if (high_water_ != nullptr) {
             ferry::detail::counter_raise(*high_water_, depth, false);
-            sender_.room = std::min<std::uint64_t>(capacity_, depth + ferry::detail::k_high_water_sample);
+            sender_.room =
+                std::min<std::uint64_t>(capacity_, depth + ferry::detail::k_high_water_sample);
         }
     }
     c = Claim{tail, cell_at(tail)};
