@@ -89,25 +89,16 @@ public:
         : block_(block), shared_(shared) {}
 
     // ring.claim, counted: a first attempt without waiting; only when it finds the ring full
-    // (and the caller may wait) the waiting call, timed.
+    // (and the caller may wait) the waiting call, timed. The first attempt's ok is inline; the
+    // rest is out of line (the fast path stays small enough to inline).
     template <typename Ring>
     Status claim(Ring& ring, typename Ring::Claim& c, clock::time_point deadline, bool may_wait,
                  const Segment* peers) noexcept {
-        Status s = ring.claim(c, deadline, false, peers);
-        if (s == Status::ok) [[likely]] {
-            return s;
+        const Status first = ring.claim(c, deadline, false, peers);
+        if (first == Status::ok) [[likely]] {
+            return first;
         }
-        if (s == Status::full) {
-            Updates::found_full(block_->send, ring.capacity(), shared_);
-            if (may_wait) {
-                s = timed(block_->send.blocked_ns,
-                          [&] { return ring.claim(c, deadline, true, peers); });
-            }
-        }
-        if (s != Status::ok) {
-            ferry::detail::counter_add(block_->send.refused, 1, shared_);
-        }
-        return s;
+        return claim_after(first, ring, c, deadline, may_wait, peers);
     }
 
     // ring.acquire, counted likewise. A first attempt that waited out a claimed head and timed
@@ -119,16 +110,7 @@ public:
         if (first == Status::ok) [[likely]] {
             return first;
         }
-        if (first == Status::empty) {
-            ferry::detail::counter_add(block_->receive.empty, 1, shared_);
-        }
-        const bool retry =
-            first == Status::empty || (first == Status::timed_out && deadline > clock::now());
-        if (!may_wait || !retry) {
-            return first;
-        }
-        return timed(block_->receive.blocked_ns,
-                     [&] { return ring.acquire(c, deadline, true, peers); });
+        return acquire_after(first, ring, c, deadline, may_wait, peers);
     }
 
     // A typed channel's item published at `position` (its totals come from the ring, see
@@ -160,6 +142,38 @@ public:
     }
 
 private:
+    template <typename Ring>
+    [[gnu::noinline]] Status claim_after(Status s, Ring& ring, typename Ring::Claim& c,
+                                         clock::time_point deadline, bool may_wait,
+                                         const Segment* peers) noexcept {
+        if (s == Status::full) {
+            Updates::found_full(block_->send, ring.capacity(), shared_);
+            if (may_wait) {
+                s = timed(block_->send.blocked_ns,
+                          [&] { return ring.claim(c, deadline, true, peers); });
+            }
+        }
+        if (s != Status::ok) {
+            ferry::detail::counter_add(block_->send.refused, 1, shared_);
+        }
+        return s;
+    }
+    template <typename Ring>
+    [[gnu::noinline]] Status acquire_after(Status first, Ring& ring, typename Ring::Claim& c,
+                                           clock::time_point deadline, bool may_wait,
+                                           const Segment* peers) noexcept {
+        if (first == Status::empty) {
+            ferry::detail::counter_add(block_->receive.empty, 1, shared_);
+        }
+        const bool retry =
+            first == Status::empty || (first == Status::timed_out && deadline > clock::now());
+        if (!may_wait || !retry) {
+            return first;
+        }
+        return timed(block_->receive.blocked_ns,
+                     [&] { return ring.acquire(c, deadline, true, peers); });
+    }
+
     template <typename Call>
     Status timed(std::uint64_t& word, Call call) noexcept {
         const auto start = clock::now();

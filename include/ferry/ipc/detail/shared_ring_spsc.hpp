@@ -232,6 +232,9 @@ private:
         return ring_watch_due(control_->next_watch_ns) && watch(peers) ? Status::peer_lost : status;
     }
     template <typename Attempt>
+    Status settle(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
+                  bool may_wait, Status busy, const Segment* peers, Attempt attempt) noexcept;
+    template <typename Attempt>
     Status wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
                 Status busy, const Segment* peers, Attempt attempt) noexcept;
 
@@ -305,29 +308,31 @@ inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::s
 [[gnu::noinline]] inline Status SpscSharedRing::claim_slow(Claim& c, clock::time_point deadline,
                                                            bool may_wait,
                                                            const Segment* peers) noexcept {
-    const Status first = try_claim(c);
-    if (first != Status::full || !may_wait) {
-        return after_fast_failure(first, peers);
-    }
-    if (ring_past(deadline)) {
-        return after_fast_failure(Status::timed_out, peers);
-    }
-    return wait(control_->sender_parked, control_->slots_word, deadline, Status::full, peers,
-                [this, &c] { return try_claim(c); });
+    return settle(control_->sender_parked, control_->slots_word, deadline, may_wait, Status::full,
+                  peers, [this, &c] { return try_claim(c); });
 }
 
 [[gnu::noinline]] inline Status SpscSharedRing::acquire_slow(Claim& c, clock::time_point deadline,
                                                              bool may_wait,
                                                              const Segment* peers) noexcept {
-    const Status first = attempt_acquire(c);
-    if (first != Status::empty || !may_wait) {
+    return settle(control_->receiver_parked, control_->items_word, deadline, may_wait,
+                  Status::empty, peers, [this, &c] { return attempt_acquire(c); });
+}
+
+// A first attempt; only when it finds the ring `busy` (full / empty) and the caller may wait
+// and the deadline has not passed, the wait.
+template <typename Attempt>
+Status SpscSharedRing::settle(std::uint32_t& parked, std::uint32_t& event,
+                              clock::time_point deadline, bool may_wait, Status busy,
+                              const Segment* peers, Attempt attempt) noexcept {
+    const Status first = attempt();
+    if (first != busy || !may_wait) {
         return after_fast_failure(first, peers);
     }
     if (ring_past(deadline)) {
         return after_fast_failure(Status::timed_out, peers);
     }
-    return wait(control_->receiver_parked, control_->items_word, deadline, Status::empty, peers,
-                [this, &c] { return attempt_acquire(c); });
+    return wait(parked, event, deadline, busy, peers, attempt);
 }
 
 inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
