@@ -126,9 +126,10 @@ TEST_CASE("ipc counters: a policy without counters still carries messages", "[ip
 
 // The message totals of a typed channel come from its ring's counters (published, released,
 // minus what clear() dropped): exact across many laps of the ring, with clears in between.
-TEST_CASE("ipc counters: totals derived from the ring are exact across wrap and clear", "[ipc]") {
+TEMPLATE_TEST_CASE("ipc counters: totals derived from the ring are exact across wrap and clear",
+                   "[ipc]", Small, ipc_test::SmallShared) {
     const auto name = unique_name("wrapcount");
-    auto ch = Small::create(name);
+    auto ch = TestType::create(name);
     REQUIRE(ch);
     std::uint64_t sent = 0;
     std::uint64_t received = 0;
