@@ -7,6 +7,7 @@
 // default); FERRY_LOG_LEVEL and set_log_sink choose whether and where it is written.
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <ferry/runtime/log.hpp>
