@@ -60,7 +60,8 @@ public:
     bool try_push(T& value, Sample&& sample) noexcept {
         static_assert(Every != 0 && (Every & (Every - 1)) == 0);
         const std::size_t w = producer_.write.value.load(std::memory_order_relaxed);
-        const std::size_t next = w + 1 == cells() ? 0 : w + 1;
+        const bool wraps = w + 1 == cells();
+        const std::size_t next = wraps ? 0 : w + 1;
         if (next == producer_.read_copy.value) {
             producer_.read_copy.value = consumer_.read.value.load(std::memory_order_acquire);
             if (next == producer_.read_copy.value) {
@@ -68,7 +69,7 @@ public:
             }
         }
         cells_.construct(w, std::move(value));
-        publish(producer_.write, next);
+        publish(producer_.write, next, wraps);
         if ((next & (Every - 1)) == 0) {
             std::forward<Sample>(sample)([this] { return size(); });
         }
@@ -90,7 +91,8 @@ public:
         }
         std::forward<Consume>(consume)(cells_[r]);
         cells_.destroy(r);
-        publish(consumer_.read, r + 1 == cells() ? 0 : r + 1);
+        const bool wraps = r + 1 == cells();
+        publish(consumer_.read, wraps ? 0 : r + 1, wraps);
         return true;
     }
 
@@ -133,9 +135,10 @@ private:
         std::atomic<std::uint64_t> laps{0};
     };
 
-    // Owner only: stores the side's next index (release: it hands over the cell).
-    static void publish(Index& index, std::size_t next) noexcept {
-        if (next != 0) [[likely]] {
+    // Owner only: stores the side's next index (release: it hands over the cell); `wraps`: it
+    // is 0, the start of a lap.
+    static void publish(Index& index, std::size_t next, bool wraps) noexcept {
+        if (!wraps) [[likely]] {
             index.value.store(next, std::memory_order_release);
             return;
         }
