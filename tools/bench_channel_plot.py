@@ -102,6 +102,9 @@ def run_recorded(command, out_json):
     after = Path("/proc/loadavg").read_text().strip()
     data = json.loads(Path(out_json).read_text())
     data.setdefault("context", {}).update({"loadavg_before": before, "loadavg_after": after})
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if commit.returncode == 0:  # the source the binary was built from, when run from a checkout
+        data["context"]["git_commit"] = commit.stdout.strip()
     Path(out_json).write_text(json.dumps(data, indent=1))
 
 
@@ -143,6 +146,8 @@ def absolute(run, metric):
     """The figure a reader knows: M msg/s, a round trip in us, GiB/s, a latency in us."""
     if metric == "us_per_item":
         return 1e6 / run["items_per_second"]  # items are round trips
+    if metric == "real_time":  # in the run's own unit: microseconds here
+        return run["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[run.get("time_unit", "ns")]
     value = run[metric]
     if metric == "items_per_second":
         return value / 1e6

@@ -117,8 +117,10 @@ def load_of(path):
     LOADED_ABOVE (a run with no recorded load counts as loaded)."""
     data = json.loads(Path(path).read_text())
     context = data.get("context", {})
-    before = context.get("loadavg_before") or context.get("load_avg")
-    after = context.get("loadavg_after")
+    # Lists from run_bench, or /proc/loadavg's text from bench_channel_plot.run_recorded.
+    as_list = lambda load: [float(x) for x in load.split()[:3]] if isinstance(load, str) else load
+    before = as_list(context.get("loadavg_before") or context.get("load_avg"))
+    after = as_list(context.get("loadavg_after"))
     text = lambda load: "unknown" if not load else " / ".join(f"{x:.2f}" for x in load)
     loaded = not before or before[0] > LOADED_ABOVE
     label = f"before {text(before)}, after {text(after)} (1 / 5 / 15 min)"

@@ -1,12 +1,15 @@
 // The acltdt* data path against its baselines, all in one binary and run
 // (docs/cann-contract/quality.md#measuring):
-//   large/memcpy_64MiB          one memcpy of 64 MiB between two warm buffers (the baseline)
-//   large/c_api_64MiB           acltdtSendTensor + acltdtReceiveTensor of one 64 MiB tensor
+//   large/memcpy/64MiB          one memcpy of 64 MiB between two warm buffers (the baseline)
+//   large/c_api/64MiB           acltdtSendTensor + acltdtReceiveTensor of one 64 MiB tensor
 //                               (target: >= 0.9x the memcpy's throughput: one copy in total)
-//   small/cpp_channel           ferry::Channel<std::array<float, 4>, 64> send + receive
-//   small/cpp_channel_dataset   ferry::Channel<ferry::Dataset, dynamic, mpmc> (what the shim uses
-//                               underneath, carrying the typed value instead of a message)
-//   small/c_api                 the same 16-byte tensor through the C API (send + receive)
+//   small/cpp_channel/16B       ferry::Channel<std::array<float, 4>, 64> send + receive
+//   small/cpp_channel_dataset/16B  ferry::Channel<ferry::Dataset, dynamic, mpmc> (what the shim
+//                               uses underneath, carrying the typed value instead of a message)
+//   small/c_api/16B             the same 16-byte tensor through the C API (send + receive)
+// Names are <measure>/<side>/<case>: tools/bench_report.py pairs repetition i of a side with
+// repetition i of its baseline (run with --benchmark_repetitions=10
+// --benchmark_enable_random_interleaving=true).
 // Each iteration is one send followed by one receive on the same thread: the cost of the path
 // itself, without the scheduler noise of a two-thread hand-off on a shared 2-core machine.
 #include "acl/acl_tdt.h"
@@ -120,10 +123,10 @@ void cpp_channel_dataset_small(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK(memcpy_64MiB)->Name("large/memcpy_64MiB")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(c_api_64MiB)->Name("large/c_api_64MiB")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(cpp_channel_small)->Name("small/cpp_channel");
-BENCHMARK(cpp_channel_dataset_small)->Name("small/cpp_channel_dataset");
-BENCHMARK(c_api_small)->Name("small/c_api");
+BENCHMARK(memcpy_64MiB)->Name("large/memcpy/64MiB")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(c_api_64MiB)->Name("large/c_api/64MiB")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(cpp_channel_small)->Name("small/cpp_channel/16B");
+BENCHMARK(cpp_channel_dataset_small)->Name("small/cpp_channel_dataset/16B");
+BENCHMARK(c_api_small)->Name("small/c_api/16B");
 
 BENCHMARK_MAIN();

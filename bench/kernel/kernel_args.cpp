@@ -129,11 +129,14 @@ void load_memcpy_baseline(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK(slots_kernel_args);
-BENCHMARK(slots_vector_baseline);
-BENCHMARK(blocks_kernel_args)->Arg(16)->Arg(256)->Arg(4096);
-BENCHMARK(blocks_vector_baseline)->Arg(16)->Arg(256)->Arg(4096);
-BENCHMARK(load_plan)->Arg(16)->Arg(256)->Arg(4096);
-BENCHMARK(load_memcpy_baseline)->Arg(16)->Arg(256)->Arg(4096);
+// Names are <measure>/<side>/<case> (tools/bench_report.py pairs repetition i of ferry with
+// repetition i of its baseline; run with --benchmark_repetitions=10
+// --benchmark_enable_random_interleaving=true).
+BENCHMARK(slots_kernel_args)->Name("slots/ferry/8192");
+BENCHMARK(slots_vector_baseline)->Name("slots/baseline/8192");
+BENCHMARK(blocks_kernel_args)->Name("blocks/ferry")->Arg(16)->Arg(256)->Arg(4096);
+BENCHMARK(blocks_vector_baseline)->Name("blocks/baseline")->Arg(16)->Arg(256)->Arg(4096);
+BENCHMARK(load_plan)->Name("load/ferry")->Arg(16)->Arg(256)->Arg(4096);
+BENCHMARK(load_memcpy_baseline)->Name("load/baseline")->Arg(16)->Arg(256)->Arg(4096);
 
 BENCHMARK_MAIN();

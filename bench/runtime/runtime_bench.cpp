@@ -181,11 +181,14 @@ void BM_registry_find(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK(BM_baseline_handoff_batch)->UseRealTime();
-BENCHMARK(BM_launch_empty_kernel_batch)->UseRealTime();
-BENCHMARK(BM_baseline_handoff_round_trip)->UseRealTime();
-BENCHMARK(BM_stream_round_trip)->UseRealTime();
-BENCHMARK(BM_baseline_map_upper_bound);
-BENCHMARK(BM_registry_find);
+// Names are <measure>/<side>/<case> (tools/bench_report.py pairs repetition i of ferry with
+// repetition i of its baseline; run with --benchmark_repetitions=10
+// --benchmark_enable_random_interleaving=true).
+BENCHMARK(BM_baseline_handoff_batch)->Name("launch/baseline/batch256")->UseRealTime();
+BENCHMARK(BM_launch_empty_kernel_batch)->Name("launch/ferry/batch256")->UseRealTime();
+BENCHMARK(BM_baseline_handoff_round_trip)->Name("roundtrip/baseline/one")->UseRealTime();
+BENCHMARK(BM_stream_round_trip)->Name("roundtrip/ferry/one")->UseRealTime();
+BENCHMARK(BM_baseline_map_upper_bound)->Name("lookup/baseline/live100k");
+BENCHMARK(BM_registry_find)->Name("lookup/ferry/live100k");
 
 BENCHMARK_MAIN();

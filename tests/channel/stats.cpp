@@ -127,3 +127,85 @@ TEST_CASE("a policy without counters still sends and receives") {
     CHECK(*ch.try_receive() == 5);
     static_assert(sizeof(ferry::Channel<int, 2, uncounted>) < sizeof(ferry::Channel<int, 2>));
 }
+
+// The message counts come from the rings (docs/channel.md, Counters): an spsc ring's lap counts,
+// an mpmc ring's positions. Fill, drain and clear to every depth for many laps, comparing each
+// count with the calls' own after every round.
+template <typename Channel>
+void check_counts_over_laps(Channel& ch) {
+    const std::uint64_t capacity = ch.capacity();
+    ferry::ChannelStats want;
+    for (std::uint64_t round = 0; round < 1000; ++round) {
+        const std::uint64_t depth = round % (capacity + 1);
+        for (std::uint64_t i = 0; i < depth; ++i) {
+            REQUIRE(ch.try_send(std::uint64_t{i}) == Status::ok);
+        }
+        want.sent += depth;
+        for (std::uint64_t i = 0; i < depth / 2; ++i) {
+            REQUIRE(ch.try_receive().has_value());
+        }
+        want.received += depth / 2;
+        if (round % 5 == 0) {
+            want.dropped_by_clear += ch.clear(); // cleared: dropped, not received
+        } else {
+            while (ch.try_receive().has_value()) {
+                ++want.received;
+            }
+        }
+        const ferry::ChannelStats s = ch.stats();
+        REQUIRE(s.sent == want.sent);
+        REQUIRE(s.received == want.received);
+        REQUIRE(s.dropped_by_clear == want.dropped_by_clear);
+        REQUIRE(s.sent_bytes == want.sent * sizeof(std::uint64_t));
+        REQUIRE(s.received_bytes == want.received * sizeof(std::uint64_t));
+    }
+    CHECK(want.sent > 100 * capacity); // many laps of the ring
+    CHECK(want.dropped_by_clear > 0);
+}
+
+TEMPLATE_TEST_CASE("message counts stay exact over many laps of the ring", "", ferry::spsc,
+                   ferry::mpmc) {
+    SECTION("capacity 2") {
+        ferry::Channel<std::uint64_t, 2, TestType> ch;
+        check_counts_over_laps(ch);
+    }
+    SECTION("a dynamic capacity") {
+        ferry::Channel<std::uint64_t, ferry::dynamic_capacity, TestType> ch(5);
+        check_counts_over_laps(ch);
+    }
+}
+
+TEMPLATE_TEST_CASE("stats() read while both sides run never goes back", "", ferry::spsc,
+                   ferry::mpmc) {
+    constexpr std::uint64_t k_messages = 5'000; // 1666 laps of a 3-cell ring
+    ferry::Channel<std::uint64_t, 2, TestType> ch;
+    std::atomic<bool> done{false};
+    std::atomic<int> wrong{0}; // counted by the reader, checked by this thread
+    std::thread reader([&ch, &done, &wrong] {
+        ferry::ChannelStats last;
+        while (!done.load(std::memory_order_acquire)) {
+            const ferry::ChannelStats s = ch.stats();
+            // A count taken later is never smaller, and nothing is received before it was sent
+            // (stats() reads the receiving side first).
+            wrong += s.sent < last.sent || s.received < last.received || s.received > s.sent;
+            last = s;
+            std::this_thread::yield(); // the two sides may share this thread's CPU
+        }
+    });
+    std::thread sender([&ch] {
+        for (std::uint64_t i = 0; i < k_messages; ++i) {
+            (void)ch.send(std::uint64_t{i});
+        }
+    });
+    std::uint64_t got = 0;
+    for (std::uint64_t i = 0; i < k_messages; ++i) {
+        got += ch.receive().has_value() ? 1 : 0;
+    }
+    sender.join();
+    done.store(true, std::memory_order_release);
+    reader.join();
+    CHECK(got == k_messages);
+    CHECK(wrong == 0);
+    CHECK(ch.stats().sent == k_messages);
+    CHECK(ch.stats().received == k_messages);
+}

@@ -189,7 +189,7 @@ public:
     // What the channel counted since it was made (ferry/channel/stats.hpp). Any thread; each
     // count is exact once the calls it counts have returned.
     [[nodiscard]] ChannelStats stats() const noexcept requires detail::counters_enabled<Policy> {
-        return counters_.snapshot(sizeof(T));
+        return counters_.snapshot_with(ring_, sizeof(T));
     }
 
 private:
@@ -264,11 +264,13 @@ private:
         if (flags_.stopped.load(std::memory_order_acquire)) {
             return Status::stopped;
         }
-        if (!ring_.try_push(value)) {
+        // The ring counts the message; the counters only sample the depth now and then.
+        const bool pushed = ring_.template try_push<detail::k_high_water_sample>(
+            value, [this](auto depth) noexcept { counters_.observed_depth(depth()); });
+        if (!pushed) {
             return Status::full;
         }
         items_.notify();
-        counters_.sent_fixed([this] { return ring_.size(); });
         return Status::ok;
     }
 
@@ -291,8 +293,7 @@ private:
         if (!take(consume, counted)) {
             return false;
         }
-        slots_.notify();
-        counters_.received_fixed();
+        slots_.notify(); // the ring counted the message
         return true;
     }
 

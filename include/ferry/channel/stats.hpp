@@ -9,9 +9,11 @@
 // (sending, receiving) owns its own words on its own cache line; one writer per word stores
 // load + 1 with relaxed order, and only a side with several writers (mpmc) uses a relaxed
 // fetch_add on its own line. Time blocked is read from the clock on the parking path only.
-// The high-water mark is the capacity as soon as a send finds the channel full, and otherwise
-// the queue depth sampled every k_high_water_sample sends (the depth costs a load of the other
-// side's index, which the fast path does not pay on every message).
+// ferry::Channel keeps no message words at all: its rings' indices are the counts
+// (detail/spsc_ring.hpp, detail/mpmc_ring.hpp). The high-water mark is the capacity as soon as
+// a send finds the channel full, and otherwise the queue depth sampled about every
+// k_high_water_sample sends (the depth costs a load of the other side's index, which the fast
+// path does not pay on every message).
 //
 // A policy can remove the counters altogether (what the overhead benchmarks compare):
 //
@@ -57,7 +59,8 @@ struct ChannelStats {
 
 namespace detail {
 
-// How often a send samples the queue depth for the high-water mark (a power of two).
+// How often a send samples the queue depth for the high-water mark (a power of two): every
+// k_high_water_sample messages (ipc, net), or ring cells (ferry::Channel).
 inline constexpr std::uint64_t k_high_water_sample = 64;
 
 template <typename Policy>

@@ -2,6 +2,9 @@
 // The counters of an in-process ferry::Channel (ferry/channel/stats.hpp; docs/channel.md,
 // Counters): the sending side's words and the receiving side's words, each on its own
 // false-sharing range, so that neither side's updates touch a line the other side writes.
+// ferry::Channel counts no message here: its ring already does (snapshot_with(ring)); only the
+// rarer events (full, empty, parked time, samples of the depth, clear, refusals) are words here.
+// The remote channels count their messages with sent() / received().
 // ChannelCounters<false, ...> is the same interface with nothing behind it (a policy with
 // counters = false).
 
@@ -22,16 +25,6 @@ public:
     void sent(std::uint64_t bytes, Depth depth) noexcept {
         CounterUpdates::sent(send_.words, bytes, SharedWriters, depth);
     }
-    // A message of the channel's fixed size: only the message is counted (snapshot derives
-    // the bytes), one word less on the fast path.
-    template <typename Depth>
-    void sent_fixed(Depth depth) noexcept {
-        const std::uint64_t n = counter_add(send_.words.messages, 1, SharedWriters);
-        if ((n & (k_high_water_sample - 1)) == 0) {
-            counter_raise(send_.words.high_water, depth(), SharedWriters);
-        }
-    }
-    void received_fixed() noexcept { counter_add(receive_.words.messages, 1, SharedWriters); }
     void found_full(std::size_t capacity) noexcept {
         CounterUpdates::found_full(send_.words, capacity, SharedWriters);
     }
@@ -41,7 +34,7 @@ public:
         return CounterUpdates::received(receive_.words, bytes, SharedWriters);
     }
     void found_empty() noexcept { counter_add(receive_.words.empty, 1, SharedWriters); }
-    // A queue depth seen by some other path than a send (a remote channel's receiver).
+    // A queue depth seen by some other path than sent(): a ring's sample, a remote receiver.
     void observed_depth(std::size_t depth) noexcept {
         counter_raise(send_.words.high_water, depth, SharedWriters);
     }
@@ -52,15 +45,26 @@ public:
         }
     }
 
-    // fixed_bytes: the size of every message when counted with sent_fixed / received_fixed.
-    [[nodiscard]] ChannelStats snapshot(std::uint64_t fixed_bytes = 0) const noexcept {
+    [[nodiscard]] ChannelStats snapshot() const noexcept {
         ChannelStats s;
         CounterUpdates::add_to(s, send_.words);
         CounterUpdates::add_to(s, receive_.words);
-        if (fixed_bytes != 0) {
-            s.sent_bytes = s.sent * fixed_bytes;
-            s.received_bytes = s.received * fixed_bytes;
-        }
+        return s;
+    }
+
+    // The counts of a channel whose ring counts its messages (pushed() / popped(), clear()'s
+    // pops included) and whose messages are all `message_bytes` long: sent = pushed, received =
+    // popped less what clear() dropped. The drops are read before the pops (they are counted
+    // after them), so received never goes below zero while a clear() is in flight.
+    template <typename Ring>
+    [[nodiscard]] ChannelStats snapshot_with(const Ring& ring,
+                                             std::uint64_t message_bytes) const noexcept {
+        ChannelStats s = snapshot();
+        const std::uint64_t popped = ring.popped();
+        s.sent = ring.pushed();
+        s.received = popped > s.dropped_by_clear ? popped - s.dropped_by_clear : 0;
+        s.sent_bytes = s.sent * message_bytes;
+        s.received_bytes = s.received * message_bytes;
         return s;
     }
 
@@ -103,9 +107,6 @@ class ChannelCounters<false, SharedWriters> {
 public:
     template <typename Depth>
     void sent(std::uint64_t, Depth) noexcept {}
-    template <typename Depth>
-    void sent_fixed(Depth) noexcept {}
-    void received_fixed() noexcept {}
     void found_full(std::size_t) noexcept {}
     void refused() noexcept {}
     std::uint64_t received(std::uint64_t) noexcept { return 0; }

@@ -5,8 +5,11 @@
 // its condition, and only then sleeps on the futex word with the value it announced. A notifier
 // changes the state first and then looks at the word.
 //
-// The word is (epoch << 1) | sleepers_bit. prepare_wait sets the bit; a notifier that finds it
-// set clears it *and* bumps the epoch in one CAS, then wakes every sleeper. So:
+// The word is (epoch << 2) | symmetric_bit << 1 | sleepers_bit. prepare_wait sets the sleepers
+// bit; a notifier that finds it set clears it *and* bumps the epoch in one CAS, then wakes every
+// sleeper. The symmetric bit never changes: it marks the RMW mode below, so that a notifier
+// tests one word for both "anyone asleep?" and "must I pay for an RMW?" (one load and one test
+// on every send and receive, not a second load of the mode). So:
 // - no lost wake-up (poco #5213): announcing and notifying form a Dekker pair (each side stores,
 //   then loads the other's word), so each side needs a full barrier between its store and its
 //   load. By default the waiter, which is about to sleep anyway, pays for both with one
@@ -42,7 +45,8 @@ public:
 
     // asymmetric: use membarrier when the kernel allows it (see above); false forces RMWs.
     explicit EventCount(bool asymmetric = true) noexcept
-        : asymmetric_(asymmetric && AsymmetricBarrier::available()) {}
+        : word_(asymmetric && AsymmetricBarrier::available() ? 0 : k_symmetric),
+          asymmetric_((word_.load(std::memory_order_relaxed) & k_symmetric) == 0) {}
 
     [[nodiscard]] bool asymmetric() const noexcept { return asymmetric_; }
 
@@ -62,23 +66,12 @@ public:
         futex_wait_until(word_, key, deadline);
     }
 
-    // Call after making a condition true.
+    // Call after making a condition true. Inline: a load and a test (asymmetric mode, nobody
+    // asleep); everything else is out of line.
     void notify() noexcept {
-        std::uint32_t word = 0;
-        if (asymmetric_) {
-            AsymmetricBarrier::light();
-            word = word_.load(std::memory_order_relaxed);
-        } else {
-            // fetch_add(0), not a load: the RMW is what orders this notifier against
-            // prepare_wait().
-            word = word_.fetch_add(0, std::memory_order_acq_rel);
-        }
-        while ((word & k_sleepers) != 0) {
-            // +1 clears the bit and carries into the epoch.
-            if (word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
-                futex_wake_all(word_);
-                return;
-            }
+        AsymmetricBarrier::light();
+        if ((word_.load(std::memory_order_relaxed) & (k_sleepers | k_symmetric)) != 0) {
+            [[unlikely]] notify_slow();
         }
     }
 
@@ -88,7 +81,26 @@ public:
     }
 
 private:
+    [[gnu::noinline]] void notify_slow() noexcept {
+        // Symmetric mode: fetch_add(0), not the load above, is what orders this notifier against
+        // prepare_wait(). Asymmetric mode: the load above was ordered by the waiter's membarrier;
+        // this one only refreshes it.
+        std::uint32_t word = (word_.load(std::memory_order_relaxed) & k_symmetric) != 0
+                                 ? word_.fetch_add(0, std::memory_order_acq_rel)
+                                 : word_.load(std::memory_order_relaxed);
+        while ((word & k_sleepers) != 0) {
+            // Clears the sleepers bit and adds one to the epoch; the symmetric bit is kept.
+            if (word_.compare_exchange_weak(word, word - k_sleepers + k_epoch,
+                                            std::memory_order_acq_rel)) {
+                futex_wake_all(word_);
+                return;
+            }
+        }
+    }
+
     static constexpr std::uint32_t k_sleepers = 1;
+    static constexpr std::uint32_t k_symmetric = 2;
+    static constexpr std::uint32_t k_epoch = 4;
     std::atomic<std::uint32_t> word_{0};
     bool asymmetric_;
 };

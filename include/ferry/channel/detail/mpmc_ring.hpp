@@ -15,7 +15,8 @@
 //
 // Positions are 64-bit and never wrap in practice; cell = position % capacity, so any capacity
 // in [2, 8192] holds exactly that many items
-// (docs/cann-contract/tdt.md#channel-capacity).
+// (docs/cann-contract/tdt.md#channel-capacity). They are also the channel's message counts
+// (pushed(), popped(); docs/channel.md, Counters): no counter is updated per message.
 
 #include <atomic>
 #include <cstddef>
@@ -56,7 +57,12 @@ public:
     }
 
     // Any thread. Moves from `value` only when it returns true (a failed push hands it back).
-    bool try_push(T& value) noexcept {
+    // Calls sample(depth) after a push whose position + 1 is a multiple of `Every` (a power of
+    // two); depth() answers the queue depth (it loads the head: a high-water mark samples it
+    // rather than paying for it on every push).
+    template <std::size_t Every, typename Sample>
+    bool try_push(T& value, Sample&& sample) noexcept {
+        static_assert(Every != 0 && (Every & (Every - 1)) == 0);
         std::uint64_t pos = tail_.position.load(std::memory_order_relaxed);
         for (;;) {
             const std::size_t cell = pos % capacity();
@@ -65,6 +71,9 @@ public:
                 if (tail_.position.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
                     slots_.construct(cell, std::move(value));
                     turns_[cell].store(pos + 1, std::memory_order_release);
+                    if (((pos + 1) & (Every - 1)) == 0) {
+                        std::forward<Sample>(sample)([this] { return size(); });
+                    }
                     return true;
                 }
             } else if (turn < pos) {
@@ -73,6 +82,10 @@ public:
                 pos = tail_.position.load(std::memory_order_relaxed);
             }
         }
+    }
+
+    bool try_push(T& value) noexcept {
+        return try_push<1>(value, [](auto) noexcept {});
     }
 
     // Any thread. Calls consume(T&) with the oldest item, then destroys it, and answers popped.
@@ -138,6 +151,16 @@ public:
         }
         const std::uint64_t n = tail - head;
         return n < capacity() ? static_cast<std::size_t>(n) : capacity();
+    }
+
+    // Any thread. Positions claimed by pushes / pops (clear() included) since the ring was made:
+    // exact when no push or pop is in flight (a claimed position is counted before its item is
+    // published or destroyed).
+    [[nodiscard]] std::uint64_t pushed() const noexcept {
+        return tail_.position.load(std::memory_order_acquire);
+    }
+    [[nodiscard]] std::uint64_t popped() const noexcept {
+        return head_.position.load(std::memory_order_acquire);
     }
 
 private:

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <ferry/net/detail/node_state.hpp>
+#include <ferry/net/detail/ucx_log.hpp>
 #include <ifaddrs.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -68,6 +69,7 @@ inline Status Node::Impl::configure_ucx(ucp_config_t* config) {
 }
 
 inline Status Node::Impl::start_ucx() {
+    detail::route_ucx_log(); // before UCX reads its configuration (it warns from there)
     detail::ConfigOwner config;
     if (const auto s = ucp_config_read(nullptr, nullptr, &config.h); s != UCS_OK) {
         detail::log_ucx("cannot read UCX's configuration", s);

@@ -5,8 +5,8 @@
 // Why not new std::byte[]: glibc's malloc returns blocks 16 bytes past a 64-byte boundary
 // (and mmap'd blocks 16 bytes past a page), while a payload parsed out of a message or a shared
 // cell starts on a 64-byte boundary. On AMD CPUs glibc's memcpy runs an order of magnitude slower
-// between addresses that differ modulo 64 by 16 (1.9 GB/s instead of 35-40 GB/s for 64 KiB on
-// the bench VM), so every copying receive paid that. Co-aligned, the copy runs at memcpy speed.
+// between addresses that differ modulo 64 by 16 (docs/data-model.md, Payload storage), so every
+// copying receive paid that. Co-aligned, the copy runs at memcpy speed.
 
 #include <cstddef>
 #include <memory>
