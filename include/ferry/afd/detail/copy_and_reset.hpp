@@ -6,7 +6,7 @@
 // (docs/performance/afd.md, "Where the time goes"):
 //  - with AVX2 (x86-64, detected once at run time) one pass loads 128 bytes, stores them to the
 //    output and stores the fill over them while the source lines are still in L1: the source is
-//    read once and written once, and no second pass walks it again; the source side is aligned;
+//    read once and written once, and no second pass walks it again; all stores are aligned;
 //  - otherwise memcpy then memset per 8 KiB block, so the memset finds the block in L1.
 // Non-temporal stores were measured and left out: they send the output past the caches, which
 // the next reader of the output (and the bandwidth figure) pays for.
@@ -38,44 +38,48 @@ inline void copy_then_reset_blocks(std::byte* out, std::byte* ids, std::size_t b
 }
 
 #if FERRY_AFD_FUSED_AVX2
-// One pass: each 32-byte vector is loaded, stored to `out`, and overwritten with the fill. Any
-// alignment, but the source is read and written, so its first bytes (up to its next 32-byte
-// boundary) go through memcpy and memset and the vectors then never straddle a source cache
-// line (descriptors are 8 + 4·BS·K bytes apart, so their ids rarely start aligned); the last
-// bytes (fewer than 32) go through memcpy and memset too.
+// One pass in 128-byte steps: four 32-byte vectors are loaded from the ids, stored to `out`, and
+// the fill is stored over ids the pass has already loaded. Every store is aligned, only the
+// loads are not: `out` is aligned by copying its first bytes (up to a 32-byte boundary) with
+// memcpy, and the fill runs on the ids' own 32-byte grid, one step behind the loads at most
+// (descriptors are 8 + 4·BS·K bytes apart, so neither side is usually aligned, and a store that
+// straddles two cache lines costs about twice one that does not). The ends, and inputs shorter
+// than one step, go through memcpy and memset.
 [[gnu::target("avx2")]] inline void copy_and_reset_avx2(std::byte* out, std::byte* ids,
                                                          std::size_t bytes) noexcept {
     using V = __m256i;
-    const std::size_t head =
-        std::min(bytes, (sizeof(V) - reinterpret_cast<std::uintptr_t>(ids) % sizeof(V)) % sizeof(V));
-    std::memcpy(out, ids, head);
-    std::memset(ids, k_reset_id_byte, head);
-    out += head;
-    ids += head;
-    bytes -= head;
+    constexpr std::size_t w = sizeof(V);
+    if (bytes < 4 * w) {
+        std::memcpy(out, ids, bytes);
+        std::memset(ids, k_reset_id_byte, bytes);
+        return;
+    }
     const V fill = _mm256_set1_epi8(static_cast<char>(k_reset_id_byte));
-    auto* const to = reinterpret_cast<V*>(out); // unaligned: the _loadu/_storeu forms below
-    auto* const from = reinterpret_cast<V*>(ids);
-    const std::size_t vectors = bytes / sizeof(V);
-    std::size_t v = 0;
-    for (; v + 4 <= vectors; v += 4) { // four vectors in flight: the loads first, then the stores
-        const V a = _mm256_loadu_si256(from + v), b = _mm256_loadu_si256(from + v + 1);
-        const V c = _mm256_loadu_si256(from + v + 2), d = _mm256_loadu_si256(from + v + 3);
-        _mm256_storeu_si256(to + v, a);
-        _mm256_storeu_si256(to + v + 1, b);
-        _mm256_storeu_si256(to + v + 2, c);
-        _mm256_storeu_si256(to + v + 3, d);
-        for (std::size_t k = 0; k < 4; ++k) {
-            _mm256_storeu_si256(from + v + k, fill);
+    const auto misalign = [](const std::byte* p) { return reinterpret_cast<std::uintptr_t>(p) % w; };
+    const std::size_t head = (w - misalign(out)) % w; // copied first, so that `out + at` is aligned
+    std::memcpy(out, ids, head);
+    std::byte* const fill_from = ids + (w - misalign(ids)) % w; // the fill's aligned grid
+    std::byte* filled = fill_from;
+    std::size_t at = head;
+    for (; at + 4 * w <= bytes; at += 4 * w) {
+        const V a = _mm256_loadu_si256(reinterpret_cast<const V*>(ids + at));
+        const V b = _mm256_loadu_si256(reinterpret_cast<const V*>(ids + at + w));
+        const V c = _mm256_loadu_si256(reinterpret_cast<const V*>(ids + at + 2 * w));
+        const V d = _mm256_loadu_si256(reinterpret_cast<const V*>(ids + at + 3 * w));
+        _mm256_store_si256(reinterpret_cast<V*>(out + at), a);
+        _mm256_store_si256(reinterpret_cast<V*>(out + at + w), b);
+        _mm256_store_si256(reinterpret_cast<V*>(out + at + 2 * w), c);
+        _mm256_store_si256(reinterpret_cast<V*>(out + at + 3 * w), d);
+        if (filled + 4 * w <= ids + at + 4 * w) { // every byte below has been loaded
+            for (std::size_t k = 0; k < 4; ++k) {
+                _mm256_store_si256(reinterpret_cast<V*>(filled + k * w), fill);
+            }
+            filled += 4 * w;
         }
     }
-    for (; v < vectors; ++v) {
-        _mm256_storeu_si256(to + v, _mm256_loadu_si256(from + v));
-        _mm256_storeu_si256(from + v, fill);
-    }
-    const std::size_t done = vectors * sizeof(V);
-    std::memcpy(out + done, ids + done, bytes - done);
-    std::memset(ids + done, k_reset_id_byte, bytes - done);
+    std::memcpy(out + at, ids + at, bytes - at);
+    std::memset(filled, k_reset_id_byte, static_cast<std::size_t>(ids + bytes - filled));
+    std::memset(ids, k_reset_id_byte, static_cast<std::size_t>(fill_from - ids));
 }
 
 inline bool cpu_has_avx2() noexcept {
