@@ -25,7 +25,8 @@ std::byte pattern(std::size_t i) {
 
 // Runs `copy` on `bytes` bytes, the source `src_offset` and the output `out_offset` bytes past a
 // 64-byte boundary; returns what went wrong ("" when all is right).
-std::string check_one(Copy copy, std::size_t bytes, std::size_t src_offset, std::size_t out_offset) {
+std::string check_one(Copy copy, std::size_t bytes, std::size_t src_offset,
+                      std::size_t out_offset) {
     struct alignas(64) Line {
         std::byte b[64];
     };

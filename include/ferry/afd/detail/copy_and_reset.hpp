@@ -42,11 +42,11 @@ inline void copy_then_reset_blocks(std::byte* out, std::byte* ids, std::size_t b
 // the fill is stored over ids the pass has already loaded. Every store is aligned, only the
 // loads are not: `out` is aligned by copying its first bytes (up to a 32-byte boundary) with
 // memcpy, and the fill runs on the ids' own 32-byte grid, one step behind the loads at most
-// (descriptors are 8 + 4·BS·K bytes apart, so neither side is usually aligned, and a store that
-// straddles two cache lines costs about twice one that does not). The ends, and inputs shorter
-// than one step, go through memcpy and memset.
+// (descriptors are 8 + 4·BS·K bytes apart, so neither side is usually aligned, and stores that
+// straddle two cache lines were the measurable cost, docs/performance/afd.md). The ends, and
+// inputs shorter than one step, go through memcpy and memset.
 [[gnu::target("avx2")]] inline void copy_and_reset_avx2(std::byte* out, std::byte* ids,
-                                                         std::size_t bytes) noexcept {
+                                                        std::size_t bytes) noexcept {
     using V = __m256i;
     constexpr std::size_t w = sizeof(V);
     if (bytes < 4 * w) {
@@ -55,7 +55,9 @@ inline void copy_then_reset_blocks(std::byte* out, std::byte* ids, std::size_t b
         return;
     }
     const V fill = _mm256_set1_epi8(static_cast<char>(k_reset_id_byte));
-    const auto misalign = [](const std::byte* p) { return reinterpret_cast<std::uintptr_t>(p) % w; };
+    const auto misalign = [](const std::byte* p) {
+        return reinterpret_cast<std::uintptr_t>(p) % w;
+    };
     const std::size_t head = (w - misalign(out)) % w; // copied first, so that `out + at` is aligned
     std::memcpy(out, ids, head);
     std::byte* const fill_from = ids + (w - misalign(ids)) % w; // the fill's aligned grid
@@ -70,7 +72,7 @@ inline void copy_then_reset_blocks(std::byte* out, std::byte* ids, std::size_t b
         _mm256_store_si256(reinterpret_cast<V*>(out + at + w), b);
         _mm256_store_si256(reinterpret_cast<V*>(out + at + 2 * w), c);
         _mm256_store_si256(reinterpret_cast<V*>(out + at + 3 * w), d);
-        if (filled + 4 * w <= ids + at + 4 * w) { // every byte below has been loaded
+        if (filled <= ids + at) { // [filled, filled + 4w) has been loaded: fill it
             for (std::size_t k = 0; k < 4; ++k) {
                 _mm256_store_si256(reinterpret_cast<V*>(filled + k * w), fill);
             }
