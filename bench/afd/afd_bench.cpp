@@ -7,9 +7,12 @@
 //             first poll found nothing), so each figure is a wake-up, never a publish that beat
 //             the wait. Two regimes: the flags arrive at once ("hot": the waiter is still
 //             spinning) or after 1 ms (the waiter has reached its slowest stage).
-//  copy/*     output bandwidth of one all-sync call on A=64, M=3, BS=256, K=9 (589,824 bytes of
-//             expert ids per call, plus the descriptor reset) against memcpy of the same bytes, and
-//             against memcpy followed by the memset the reset needs (the contract's least work).
+//  copy/<side>/A64_M3_BS256_K9  output bandwidth of one all-sync call on A=64, M=3, BS=256,
+//             K=9 (589,824 bytes of expert ids per call, plus the descriptor reset) against
+//             memcpy of the same bytes; also shown: memcpy followed by the memset the reset needs
+//             (the contract's least work) and a fused copy+fill loop (AVX2 machines).
+//             Pairs for the report: --benchmark_filter='^copy/' --benchmark_repetitions=10
+//             --benchmark_enable_random_interleaving=true.
 //  cpu/*      CPU time of a thread waiting 100 ms for flags that never come, per policy, against
 //             a bare polling loop (CLOCK_THREAD_CPUTIME_ID / wall time: 1.0 = one core).
 // The summary at the end prints each median with its 10th-90th percentile spread and the ratio to
@@ -20,11 +23,17 @@
 #include <benchmark/benchmark.h>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <ferry/afd.hpp>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -206,14 +215,29 @@ void BM_latency_bare(benchmark::State& state) {
 
 constexpr Geometry k_large{64, 3, 256, 9};
 constexpr std::size_t k_large_bytes = std::size_t{64} * 256 * 9 * 4;
+// The parameter part of every copy row's name (<measure>/<side>/<param>).
+constexpr const char* k_large_param = "A64_M3_BS256_K9";
+
+std::string copy_row(const char* side) {
+    return std::string("copy/") + side + "/" + k_large_param;
+}
 
 // Bandwidth in GB/s over the whole loop (its 64 flag stores per call included).
 double gigabytes_per_second(std::size_t bytes, Clock::time_point t0) {
     return static_cast<double>(bytes) / 1e3 / since(t0);
 }
 
+void record_copy(benchmark::State& state, const char* side, Clock::time_point t0) {
+    const std::size_t bytes = state.iterations() * k_large_bytes;
+    samples()[copy_row(side)].push_back(gigabytes_per_second(bytes, t0));
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
+// One call per iteration. The loop re-arms the 64 flags the previous call consumed (the
+// producer's work, about 1 % of the samples in a profile: the lines it touches are the ones the
+// scheduler reads next) and rotates over the M = 3 micro batches, as polling_index does.
 template <Executor Exec>
-void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor) {
+void BM_copy_scheduler(benchmark::State& state, const char* side, Exec executor) {
     Ffn ffn(k_large);
     GroupSyncScheduler<Spin, LowestReady, Exec> scheduler(Spin{}, LowestReady{},
                                                           std::move(executor));
@@ -227,35 +251,61 @@ void BM_copy_scheduler(benchmark::State& state, const char* name, Exec executor)
         }
         mb = (mb + 1) % 3;
     }
-    const std::size_t bytes = state.iterations() * k_large_bytes;
-    samples()[std::string("copy/") + name].push_back(gigabytes_per_second(bytes, t0));
-    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+    record_copy(state, side, t0);
 }
 
-// Baselines: memcpy of the same bytes; and memcpy then memset of the source to 0x7F, the least
-// work the contract asks of one call (copy the ids out and reset them,
-// docs/cann-contract/afd.md#output-and-reset).
-void copy_baseline(benchmark::State& state, const char* name, bool reset) {
-    std::vector<std::byte> src(k_large_bytes, std::byte{1});
-    std::vector<std::byte> dst(k_large_bytes);
+// The raw loops the scheduler is held against, on contiguous buffers of the same size.
+enum class RawCopy { memcpy_only, memcpy_then_memset, fused_loop };
+
+#if defined(__x86_64__)
+// A fused copy and reset written plainly: per 32 bytes, load, store to the output, store the
+// fill over the source. AVX2 only (registered where the CPU has it).
+[[gnu::target("avx2")]] void fused_copy_reset(std::byte* dst, std::byte* src, std::size_t n) {
+    const __m256i fill = _mm256_set1_epi8(0x7F);
+    for (std::size_t i = 0; i + 32 <= n; i += 32) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(src + i), fill);
+    }
+}
+#endif
+
+// memcpy of the same bytes; memcpy then memset of the source to 0x7F, the least work the contract
+// asks of one call (docs/cann-contract/afd.md#output-and-reset); and both in one loop. One
+// source buffer, as warm as the scheduler's (a profile with three rotating sources, as the
+// scheduler's micro batches rotate, measured the same).
+void copy_baseline(benchmark::State& state, const char* side, RawCopy kind) {
+    // 64-byte aligned (a large vector's data starts 16 bytes into a page), so that no raw loop
+    // loses to vectors straddling cache lines.
+    const auto aligned = [] {
+        return std::unique_ptr<std::byte, decltype(&std::free)>(
+            static_cast<std::byte*>(std::aligned_alloc(64, k_large_bytes)), &std::free);
+    };
+    const auto src_storage = aligned(), dst_storage = aligned();
+    const std::span<std::byte> src(src_storage.get(), k_large_bytes);
+    const std::span<std::byte> dst(dst_storage.get(), k_large_bytes);
+    if (src.data() == nullptr || dst.data() == nullptr) {
+        state.SkipWithError("out of memory");
+        return;
+    }
+    std::fill(src.begin(), src.end(), std::byte{1});
+    std::fill(dst.begin(), dst.end(), std::byte{0});
     const auto t0 = Clock::now();
     for (auto _ : state) {
-        std::memcpy(dst.data(), src.data(), k_large_bytes);
-        if (reset) {
-            std::memset(src.data(), 0x7F, k_large_bytes);
+        if (kind == RawCopy::fused_loop) {
+#if defined(__x86_64__)
+            fused_copy_reset(dst.data(), src.data(), k_large_bytes);
+#endif
+        } else {
+            std::memcpy(dst.data(), src.data(), k_large_bytes);
+            if (kind == RawCopy::memcpy_then_memset) {
+                std::memset(src.data(), 0x7F, k_large_bytes);
+            }
         }
         benchmark::DoNotOptimize(dst.data());
         benchmark::ClobberMemory();
     }
-    const std::size_t bytes = state.iterations() * k_large_bytes;
-    samples()[name].push_back(gigabytes_per_second(bytes, t0));
-    state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
-}
-void BM_copy_memcpy(benchmark::State& state) {
-    copy_baseline(state, "copy/memcpy", false);
-}
-void BM_copy_memcpy_memset(benchmark::State& state) {
-    copy_baseline(state, "copy/memcpy_then_memset", true);
+    record_copy(state, side, t0);
 }
 
 double thread_cpu_seconds() {
@@ -342,7 +392,7 @@ void print_summary() {
         if (group == "latency") {
             base = "latency/bare_poll" + name.substr(name.rfind('/'));
         } else if (group == "copy") {
-            base = "copy/memcpy";
+            base = "copy/memcpy" + name.substr(name.rfind('/'));
         } else {
             base = "cpu/bare_poll";
         }
@@ -373,14 +423,25 @@ void register_all() {
         latency(benchmark::RegisterBenchmark(
             "latency/spin_then_park", BM_latency_scheduler<SpinThenPark<>>, "spin_then_park"));
     }
-    const auto copy = [](benchmark::internal::Benchmark* b) { b->Repetitions(7)->MinTime(0.2); };
-    copy(benchmark::RegisterBenchmark("copy/memcpy", BM_copy_memcpy));
-    copy(benchmark::RegisterBenchmark("copy/memcpy_then_memset", BM_copy_memcpy_memset));
-    copy(benchmark::RegisterBenchmark("copy/scheduler_serial", BM_copy_scheduler<SerialExecutor>,
-                                      "scheduler_serial", SerialExecutor{}));
-    copy(benchmark::RegisterBenchmark("copy/scheduler_pool_1_helper", [](benchmark::State& state) {
-        BM_copy_scheduler<PoolExecutor>(state, "scheduler_pool_1_helper", PoolExecutor(1));
-    }));
+    // Repetitions come from the command line (--benchmark_repetitions), so that interleaved
+    // repetitions pair up with their baseline's; real time, because the pool's helper thread
+    // works outside the calling thread's CPU time.
+    const auto copy = [](const char* side, auto&& fn, auto... args) {
+        benchmark::RegisterBenchmark(copy_row(side).c_str(), fn, side, args...)
+            ->MinTime(0.2)
+            ->UseRealTime();
+    };
+    copy("memcpy", copy_baseline, RawCopy::memcpy_only);
+    copy("memcpy_then_memset", copy_baseline, RawCopy::memcpy_then_memset);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+        copy("fused_loop", copy_baseline, RawCopy::fused_loop);
+    }
+#endif
+    copy("scheduler_serial", BM_copy_scheduler<SerialExecutor>, SerialExecutor{});
+    copy("scheduler_pool_1_helper", [](benchmark::State& state, const char* side) {
+        BM_copy_scheduler<PoolExecutor>(state, side, PoolExecutor(1));
+    });
     const auto cpu = [](benchmark::internal::Benchmark* b) { b->Iterations(1)->Repetitions(5); };
     cpu(benchmark::RegisterBenchmark("cpu/bare_poll", BM_cpu_bare));
     cpu(benchmark::RegisterBenchmark("cpu/spin", BM_cpu_scheduler<Spin>, "spin"));

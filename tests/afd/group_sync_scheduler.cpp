@@ -155,6 +155,38 @@ TEST_CASE("all-sync rounds walk the micro batches in strict order", "[afd]") {
     }
 }
 
+// 35 ids (140 bytes) per descriptor, descriptors 148 bytes apart: rows cover every source
+// alignment mod 32 the copy meets, and each id names its session, micro batch and index.
+TEST_CASE("all-sync copies every row exactly and resets exactly its micro batch", "[afd]") {
+    const Geometry g{8, 3, 7, 5};
+    FfnFixture fx(g);
+    const auto id = [](std::uint32_t s, std::uint32_t mb, std::size_t i) {
+        return static_cast<std::int32_t>(s * 10000 + mb * 1000 + i);
+    };
+    const std::size_t n = fx.table().at(0, 0).expert_id_count();
+    for (std::uint32_t s = 0; s < g.session_num; ++s) {
+        for (std::uint32_t mb = 0; mb < g.micro_batch_num; ++mb) {
+            for (std::size_t i = 0; i < n; ++i) {
+                fx.table().at(s, mb).set_expert_id(i, id(s, mb, i));
+            }
+        }
+    }
+    fx.view().set_polling_index(2);
+    REQUIRE(Scheduler{}.schedule_once(fx.context(), 8).out_num == 8);
+    for (std::uint32_t s = 0; s < g.session_num; ++s) {
+        for (std::size_t i = 0; i < n; ++i) {
+            REQUIRE(fx.expert_ids[s * n + i] == id(s, 2, i));
+        }
+        require_reset(fx.table().at(s, 2), 55);
+        for (std::uint32_t mb = 0; mb < 2; ++mb) { // the other micro batches keep their ids
+            CHECK(fx.table().at(s, mb).flag() == 1);
+            for (std::size_t i = 0; i < n; ++i) {
+                REQUIRE(fx.table().at(s, mb).expert_id(i) == id(s, mb, i));
+            }
+        }
+    }
+}
+
 TEST_CASE("all-sync waits only on polling_index's micro batch", "[afd]") {
     FfnFixture fx(k_upstream, 55, false);
     fx.set_ready(0, 1);

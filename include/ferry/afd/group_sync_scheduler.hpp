@@ -19,10 +19,10 @@
 // (MemoryResolver).
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <utility>
 
+#include <ferry/afd/detail/copy_and_reset.hpp>
 #include <ferry/afd/detail/ffn_plan.hpp>
 #include <ferry/afd/detail/wait_loop.hpp>
 #include <ferry/afd/executor.hpp>
@@ -149,8 +149,8 @@ private:
         detail::store_i32(plan.session_ids + 4 * row, static_cast<std::int32_t>(session));
         detail::store_i32(plan.micro_batch_ids + 4 * row, static_cast<std::int32_t>(mb));
         const std::span<std::byte> ids = desc.expert_id_bytes();
-        std::memcpy(plan.expert_ids + row * ids.size(), ids.data(), ids.size());
-        std::memset(ids.data(), 0x7F, ids.size()); // every id becomes 0x7F7F7F7F
+        // every id becomes 0x7F7F7F7F, in the same pass as the copy
+        detail::copy_and_reset_ids(plan.expert_ids + row * ids.size(), ids.data(), ids.size());
         desc.set_flag(k_invalid_flag);              // release: the slot is free for the producer
     }
 
