@@ -19,6 +19,7 @@
 #include "peer.hpp"
 #include "shapes.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <benchmark/benchmark.h>
 #include <cstddef>
@@ -42,6 +43,14 @@ using ferry::net::RemoteWindow;
 
 constexpr std::size_t k_line = 64;
 
+// How the attention side's waits went (counters of the row): a wait whose first park ended
+// without the flag slept out DoorbellPark's bound (or was woken for nothing) — a missed ring.
+struct ParkCounts {
+    std::uint64_t waits = 0;
+    std::uint64_t parks = 0;
+    std::uint64_t parked_again = 0;
+};
+
 // This process's exposed memory: `data` bytes, then the int32 flag on a line of its own.
 class Exposed {
 public:
@@ -55,6 +64,7 @@ public:
         window_ = std::move(*w);
     }
     [[nodiscard]] const std::byte* data() const { return base_; }
+    ParkCounts counts;
     // Waits (DoorbellPark with the FFN scheduler's defaults) until the flag shows `value`.
     bool wait_for(std::int32_t value) {
         const std::atomic_ref<std::int32_t> flag(*reinterpret_cast<std::int32_t*>(base_ + data_));
@@ -69,6 +79,9 @@ public:
             }
         }
         park.finish();
+        ++counts.waits;
+        counts.parks += park.parks();
+        counts.parked_again += park.parks() >= 2 ? 1 : 0;
         return seen;
     }
 
@@ -98,7 +111,7 @@ bool publish(RemoteWindow& to, std::span<const std::byte> data, std::int32_t fla
            w.ring() == ferry::Status::ok;
 }
 
-Rounds exchange_with_peer(std::size_t size, bool one_sided) {
+Rounds exchange_with_peer(std::size_t size, bool one_sided, ParkCounts& counts) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     // The exposed memory outlives the Node, which may ring its doorbell until it stops.
@@ -112,7 +125,7 @@ Rounds exchange_with_peer(std::size_t size, bool one_sided) {
     const auto remote = open_remote(*node, ferry::bench::net::accept_one(*node), one_sided);
     std::vector<std::byte> storage;
     std::byte* batch = ferry::bench::page_aligned(storage, size);
-    return ferry::bench::net::timed_rounds(
+    auto rounds = ferry::bench::net::timed_rounds(
         peer, k_rounds,
         [&](std::uint64_t r) {
             std::memcpy(batch, &r, sizeof r);
@@ -121,11 +134,17 @@ Rounds exchange_with_peer(std::size_t size, bool one_sided) {
             return publish(*remote, std::span(batch, size), flag) && answer.wait_for(flag);
         },
         [&](char what) { return remote != nullptr && peer.await(what); });
+    counts = answer.counts;
+    return rounds;
 }
 
 void exchange_ferry(benchmark::State& state, std::size_t size, bool one_sided) {
+    ParkCounts counts;
     ferry::bench::net::exchange_rows(state, k_rounds, size,
-                                     [&] { return exchange_with_peer(size, one_sided); });
+                                     [&] { return exchange_with_peer(size, one_sided, counts); });
+    const double waits = static_cast<double>(std::max<std::uint64_t>(counts.waits, 1));
+    state.counters["parks_per_wait"] = static_cast<double>(counts.parks) / waits;
+    state.counters["parked_again"] = static_cast<double>(counts.parked_again) / waits;
 }
 
 // The peer (FFN side). argv: address size rounds path ("am" or "rma"). Exit 0 when every batch

@@ -449,3 +449,41 @@ TEST_CASE("net/node: a peer that closes normally is reported closed, not lost") 
     CHECK(has(") closed"));
     CHECK_FALSE(has("lost peer"));
 }
+
+// While a caller progresses the worker itself, the progress thread stays off the worker's fd
+// (docs/multi-node.md, The progress thread); heartbeats still go out and are still heard, and
+// once the caller stops, messages are served without it.
+TEST_CASE(
+    "net/node: a caller progressing for 3x peer_timeout loses no peer; then the thread serves") {
+    Connected c(options("127.0.0.1:0", 20ms, 200ms),
+                {"connect", "--heartbeat", "20", "--peer-timeout", "200"});
+    std::promise<std::size_t> got;
+    c.node->serve(net_test::k_service, [&](net::Delivery& d) -> net::Verdict {
+        got.set_value(d.length());
+        return nullptr;
+    });
+    const auto until = clock_type::now() + 600ms;
+    std::uint64_t calls = 0;
+    while (clock_type::now() < until) {
+        c.node->progress();
+        ++calls;
+    }
+    const bool hand_back = GENERATE(true, false);
+    CAPTURE(hand_back, calls);
+    if (hand_back) {
+        c.node->done_progressing();
+    }
+    CHECK(c.node->alive(c.peer));
+    CHECK(c.node->losses() == 0);
+    CHECK(c.helper.ask("peers") == "peers 1"); // the helper heard this node's heartbeats
+    // Nobody progresses now: the progress thread must take the message.
+    auto future = got.get_future();
+    const auto since = clock_type::now();
+    CHECK(c.helper.ask("send 7 64 3") == "sent ok");
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    CHECK(future.get() == 64);
+    WARN("served "
+         << std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - since).count()
+         << " us after the caller stopped");
+    CHECK(c.helper.finish() == 0);
+}

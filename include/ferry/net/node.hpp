@@ -172,6 +172,11 @@ public:
     // Runs the worker once; true when something happened. Waiters that want low latency call it
     // themselves; otherwise the progress thread does it when the worker has events.
     bool progress();
+    // A caller that called progress() in a loop and now sleeps or stops waiting calls this: the
+    // progress thread, which stays off the worker while callers progress it, takes the worker
+    // back at once (without it, within a few milliseconds; docs/multi-node.md, The progress
+    // thread).
+    void done_progressing() noexcept;
 
     // Liveness.
     [[nodiscard]] bool alive(PeerId peer) const noexcept;

@@ -96,6 +96,7 @@ Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt at
             return s;
         }
     }
+    node.done_progressing(); // the node's progress thread serves the parked call
     std::unique_lock lock(ws.mutex);
     ++ws.blocked; // parked (or about to be) until this call returns
     const TraceSpan parked("net.park", "channel");

@@ -151,8 +151,13 @@ inline bool Node::progress() {
     if (Impl::callback_depth > 0) {
         return false; // UCX forbids progressing from its callbacks; the caller's caller does
     }
+    impl_->caller_progress.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(impl_->mu);
     return impl_->progress_locked();
+}
+
+inline void Node::done_progressing() noexcept {
+    impl_->hand_back();
 }
 
 inline bool Node::alive(PeerId peer) const noexcept {

@@ -188,6 +188,7 @@ inline Status Node::Impl::start_thread() {
     epoll_event lev{};
     lev.events = EPOLLIN;
     lev.data.u64 = k_listener_tag;
+    worker_fd = efd;
     if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, efd, &ev) != 0 ||
         ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wev) != 0 ||
         (listener.valid() && ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listener.get(), &lev) != 0)) {
@@ -200,10 +201,13 @@ inline Status Node::Impl::start_thread() {
 }
 
 // The progress thread: progress while there is work, arm the worker, sleep in epoll until UCX
-// has an event, someone wakes the thread (eventfd) or the next heartbeat is due.
+// has an event, someone wakes the thread (eventfd) or the next heartbeat is due. While callers
+// progress the worker themselves it sleeps off the worker's fd instead (stay_off), waking every
+// k_off_slice and for heartbeats, the listener, handshakes and the eventfd.
 inline void Node::Impl::run() {
     while (!stopping.load(std::memory_order_acquire)) {
         ucs_status_t armed = UCS_OK;
+        bool off = false;
         clock::time_point due;
         std::string state; // to publish, once the lock is released
         {
@@ -221,7 +225,8 @@ inline void Node::Impl::run() {
                 }
             }
             due = next_heartbeat;
-            armed = ucp_worker_arm(worker.h);
+            off = stay_off();
+            armed = off ? UCS_OK : ucp_worker_arm(worker.h);
         }
         if (!state.empty()) {
             finish_state(state);
@@ -231,6 +236,10 @@ inline void Node::Impl::run() {
         }
         if (armed == UCS_ERR_BUSY) {
             continue;
+        }
+        watch_worker(!off);
+        if (off) {
+            due = std::min(due, clock::now() + k_off_slice);
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
         epoll_event events[16];
@@ -258,6 +267,45 @@ inline void Node::Impl::handle_event(std::uint64_t tag) {
         serve_pending(static_cast<int>(tag & 0xffffffffU));
     }
     drain();
+}
+
+// Decided with `mu` held before sleeping: off the worker's fd while a caller progressed it
+// since the last decision and nobody asked for the thread back since. Either a caller's
+// hand_back() sees `off_worker` and wakes the thread, or this sees `wanted` (both seq_cst).
+inline bool Node::Impl::stay_off() {
+    off_worker.store(true, std::memory_order_seq_cst);
+    const bool asked = wanted.exchange(false, std::memory_order_seq_cst);
+    const auto progressed = caller_progress.load(std::memory_order_relaxed);
+    const bool recent = progressed != caller_progress_seen;
+    caller_progress_seen = progressed;
+    if (recent && !asked) {
+        return true;
+    }
+    off_worker.store(false, std::memory_order_seq_cst);
+    return false;
+}
+
+// Watches the worker's fd or stops (events 0 keeps it registered); a system call only when
+// that changes.
+inline void Node::Impl::watch_worker(bool on) {
+    if (on == watching_worker) {
+        return;
+    }
+    epoll_event ev{};
+    ev.events = on ? static_cast<std::uint32_t>(EPOLLIN) : 0U;
+    ev.data.u64 = k_worker_tag;
+    if (::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, worker_fd, &ev) == 0) {
+        watching_worker = on;
+    }
+}
+
+// A caller stopped progressing the worker (it parks, or waits on the progress thread): the
+// progress thread takes the worker back now rather than after its slice.
+inline void Node::Impl::hand_back() noexcept {
+    wanted.store(true, std::memory_order_seq_cst);
+    if (off_worker.load(std::memory_order_seq_cst)) {
+        wake();
+    }
 }
 
 inline void Node::Impl::wake() const noexcept {
@@ -388,6 +436,7 @@ bool Node::Impl::wait_until(std::unique_lock<std::recursive_mutex>& lock,
             std::lock_guard g(wait_mu);
             seen = generation;
         }
+        wanted.store(true, std::memory_order_seq_cst); // this waiter stops progressing
         wake();
         lock.unlock();
         {

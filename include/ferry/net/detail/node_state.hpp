@@ -170,6 +170,18 @@ struct Node::Impl {
     // The progress thread.
     int epoll_fd = -1;
     int wake_fd = -1;
+    int worker_fd = -1;          // the worker's event fd, in epoll_fd
+    bool watching_worker = true; // progress thread only: worker_fd is watched (not events 0)
+    // Sharing the worker with callers that progress it themselves (docs/multi-node.md, The
+    // progress thread): while Node::progress() keeps being called, the progress thread sleeps
+    // off the worker's fd (k_off_slice at a time) instead of being woken by every segment that
+    // the caller reads anyway; `wanted` (Node::done_progressing, a waiting send or put) brings
+    // it back at once. `off_worker` and `wanted` pair like a doorbell's `sleepers` and `rings`.
+    std::atomic<std::uint64_t> caller_progress{0}; // bumped by every Node::progress()
+    std::uint64_t caller_progress_seen = 0;        // progress thread only
+    std::atomic<bool> off_worker{false};           // asleep (or about to be) off the worker's fd
+    std::atomic<bool> wanted{false};               // a caller stopped progressing: come back
+    static constexpr auto k_off_slice = std::chrono::milliseconds(1);
     std::atomic<bool> stopping{false};
     std::thread thread;
     clock::time_point next_heartbeat;
@@ -217,6 +229,9 @@ struct Node::Impl {
     void heartbeat_tick(clock::time_point now);
     void wake() const noexcept;
     void notify();
+    bool stay_off();
+    void watch_worker(bool on);
+    void hand_back() noexcept;
     // Waits, progressing, until `ready()` (called with `mu` held) or the deadline.
     template <typename Ready>
     bool wait_until(std::unique_lock<std::recursive_mutex>& lock, clock::time_point deadline,
