@@ -411,10 +411,12 @@ void print_summary() {
 
 // Registered here rather than with BENCHMARK_CAPTURE, which cannot name template instances.
 void register_all() {
-    // One registration per regime: many short waits, fewer 1 ms ones.
+    // One registration per regime: many short waits, fewer 1 ms ones. Repetitions, for every
+    // row, come from the command line (--benchmark_repetitions=10 with random interleaving:
+    // tools/bench_report.py pairs repetition i of a row with repetition i of its baseline).
     for (const auto& [delay_us, iterations] : {std::pair{0, 2000}, std::pair{1000, 300}}) {
         const auto latency = [&](benchmark::internal::Benchmark* b) {
-            b->Arg(delay_us)->Iterations(iterations)->UseManualTime()->Repetitions(3);
+            b->Arg(delay_us)->Iterations(iterations)->UseManualTime();
         };
         latency(benchmark::RegisterBenchmark("latency/bare_poll", BM_latency_bare));
         latency(benchmark::RegisterBenchmark("latency/spin", BM_latency_scheduler<Spin>, "spin"));
@@ -442,7 +444,7 @@ void register_all() {
     copy("scheduler_pool_1_helper", [](benchmark::State& state, const char* side) {
         BM_copy_scheduler<PoolExecutor>(state, side, PoolExecutor(1));
     });
-    const auto cpu = [](benchmark::internal::Benchmark* b) { b->Iterations(1)->Repetitions(5); };
+    const auto cpu = [](benchmark::internal::Benchmark* b) { b->Iterations(1); };
     cpu(benchmark::RegisterBenchmark("cpu/bare_poll", BM_cpu_bare));
     cpu(benchmark::RegisterBenchmark("cpu/spin", BM_cpu_scheduler<Spin>, "spin"));
     cpu(benchmark::RegisterBenchmark("cpu/spin_then_yield", BM_cpu_scheduler<SpinThenYield<>>,
