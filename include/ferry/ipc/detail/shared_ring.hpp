@@ -285,7 +285,8 @@ private:
     Status wait(std::uint32_t& event, clock::time_point deadline, clock::time_point pending_until,
                 bool may_wait, Status busy, const Segment* peers, Attempt attempt) noexcept;
 
-    // Event words (channel/detail/event_count.hpp, symmetric mode): (epoch << 1) | sleepers.
+    // Event words: the protocol of channel/detail/event_count.hpp in its symmetric mode, in a
+    // layout of their own (the mode is fixed here): (epoch << 1) | sleepers.
     static std::uint32_t prepare_wait(std::uint32_t& event) noexcept {
         return ref(event).fetch_or(1, std::memory_order_acq_rel) | 1;
     }
