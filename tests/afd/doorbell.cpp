@@ -102,7 +102,7 @@ TEST_CASE("the bounded park sees run_flag 0 although nobody rings", "[afd][doorb
     waiter.join();
     CHECK(exit == static_cast<int>(ScheduleExit::stopped));
     CHECK(std::chrono::steady_clock::now() - stopped <
-          10s); // the 1 ms park bound, not the 20 s timeout
+          10s); // the 1 ms park bound given here, not the 20 s timeout
 }
 
 TEST_CASE("a park never outlasts the timeout", "[afd][doorbell]") {
