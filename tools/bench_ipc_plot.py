@@ -51,6 +51,9 @@ COMPARISONS = [
                "bytes_per_second", "higher", 2.0, "GiB/s", ("4MiB",)),
     Comparison("dataset", "ferry_loan", "ferry_copy", "MessageChannel zero-copy (loan) vs copying path",
                "bytes_per_second", "higher", None, "GiB/s", ("64KiB",)),
+    Comparison("dataset", "raw_one_copy", "raw_two_copy",
+               "raw one-copy pipeline (the loan's ceiling) vs raw two-copy pipeline in shm (4 slots)",
+               "bytes_per_second", "higher", None, "GiB/s"),
     # AFD (bench/ipc/afd.cpp): the median wake-up of each repetition, so the doorbell's p50 is
     # divided by the bare futex's p50 of the same round.
     Comparison("afd_wake", "doorbell", "futex",

@@ -1,14 +1,15 @@
 // Attention/FFN rows between processes, through an ipc::SharedWindow (docs/processes.md,
 // Attention/FFN across processes), each against a baseline measured in the same run:
 //   afd_wake/doorbell/after_1ms  ready -> return of the FFN scheduler waiting with DoorbellPark
-//                                (its defaults: 64 polls, then parks up to 1 ms at a time) on the
+//                                (its defaults: 64 polls, then parks up to 20 ms at a time) on the
 //                                window's doorbell. The forked peer (the attention side) waits
 //                                until the scheduler has started waiting, lets 1 ms pass, stamps
 //                                the time, publishes the flags through its own mapping and rings.
 //                                The figure is stamp -> the scheduler's return (CLOCK_MONOTONIC
 //                                is one clock for both processes).
 //   afd_wake/doorbell_park5ms/after_1ms  the same with max_park 5 ms: only the ring ends the
-//                                park (with 1 ms the waiter's own timeout may end it first).
+//                                park, as with the default (a 1 ms bound, the former default,
+//                                ended parks about when the ring came and cost the wake-up).
 //   afd_wake/futex/after_1ms     the baseline: a bare shared futex in the same window, the waiter
 //                                parked at once, the peer stores the word and wakes it: the least
 //                                a cross-process wake-up costs.
@@ -256,9 +257,8 @@ void wake_rounds(benchmark::State& state, FfnWindow& ffn, Wait wait, Publish pub
     state.counters["samples"] = static_cast<double>(us.size());
 }
 
-// `max_park`: DoorbellPark's bound on one park. With its default (1 ms) the waiter's own timeout
-// ends a park about when the peer publishes after 1 ms, so that row partly measures a timer
-// wake; with 5 ms only the ring can end the park in time.
+// `max_park`: DoorbellPark's bound on one park. With the default (20 ms) and with 5 ms only the
+// ring can end the park in time; a 1 ms bound would end it about when the peer publishes.
 void wake_doorbell(benchmark::State& state, std::chrono::microseconds max_park) {
     for (auto _ : state) {
         FfnWindow ffn(object_name("afd"), k_small);

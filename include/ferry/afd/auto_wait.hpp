@@ -6,7 +6,8 @@
 // The wait loop (detail/wait_loop.hpp) binds the policy to the ScheduleContext it waits on, once
 // per wait. AutoWait looks the context up in the WaitDirectory (wait_directory.hpp):
 //  - a window's owner side, with a doorbell: DoorbellPark (spin 64 polls, then park in slices of at
-//    most 1 ms, so a run_flag stored without a ring is still seen);
+//    most 20 ms, so a run_flag stored without a ring is still seen; a slice also ends at the next
+//    peer probe);
 //  - anything else — in-process memory, a LocalWindow, a peer's mapping of another process's
 //    window, where the writer that frees a slot does not ring: SpinThenPark<>, exactly as before;
 //  - a window of either side, with a peer probe: every k_peer_check (20 ms) at most, whether a
@@ -14,6 +15,7 @@
 // Writers that cannot ring (the C API, device operators) leave no doorbell in the directory, so
 // their waiters keep polling. Pass an explicit policy (DoorbellPark, SpinThenPark, ...) to choose.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
@@ -50,7 +52,9 @@ public:
     }
     void pause_until(clock::time_point deadline) noexcept {
         if (parking_) {
-            park_.pause_until(deadline);
+            // A park ends by the next probe, so a lost peer is noticed within k_peer_check
+            // although one park may last up to DoorbellPark's 20 ms bound.
+            park_.pause_until(peers_.connected() ? std::min(deadline, next_check_) : deadline);
         } else {
             poll_.pause();
         }

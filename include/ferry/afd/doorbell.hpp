@@ -87,7 +87,11 @@ private:
 
 // The wait policy for flags whose writer rings: `spin` polls with a pause hint, then parks on the
 // doorbell for at most `max_park` at a time. The bound is what lets a waiter see changes nobody
-// rings for — run_flag set to 0 by the host, a writer that cannot ring — within max_park.
+// rings for — run_flag set to 0 by the host, a writer that cannot ring — within max_park. It is
+// 20 ms, the peer probe's period (auto_wait.hpp), not shorter: every end of a park is a timer
+// wake-up with its system calls, so a 1 ms bound cost an idle waiter a few percent of a core, and
+// a park ending about when a ring arrives delayed that wake-up (docs/afd.md, Windows and the
+// doorbell).
 // detail::wait_until_ready drives the hooks: prepare() before each poll, pause_until() between
 // polls, finish() when the wait ends. A disconnected doorbell degrades to napping max_park.
 // Benchmarks: construct with the doorbell under test and the spin / park bounds to compare, e.g.
@@ -95,7 +99,7 @@ private:
 class DoorbellPark {
 public:
     static constexpr std::uint32_t k_default_spin = 64;
-    static constexpr std::chrono::microseconds k_default_max_park{1000};
+    static constexpr std::chrono::microseconds k_default_max_park{20'000};
 
     DoorbellPark() = default;
     explicit DoorbellPark(Doorbell bell, std::uint32_t spin = k_default_spin,

@@ -46,9 +46,11 @@ struct SpinThenYield {
 
 // After SpinCount pauses and YieldCount yields, sleeps MinSleepUs, doubling up to MaxSleepUs.
 // The wake-up latency is bounded by MaxSleepUs plus the kernel's timer slack (about 50 µs on
-// Linux by default); bench/afd measures it against a bare polling loop.
+// Linux by default); bench/afd measures it against a bare polling loop. Each sleep is a timer
+// wake-up costing tens of µs of CPU on a virtual machine, so the cap, not the polling, sets what
+// a long wait costs: 1024 µs keeps it under the 5 % of a core target (docs/afd.md, Wait).
 template <std::uint32_t SpinCount = 64, std::uint32_t YieldCount = 16, std::uint32_t MinSleepUs = 4,
-          std::uint32_t MaxSleepUs = 256>
+          std::uint32_t MaxSleepUs = 1024>
     requires(MinSleepUs > 0 && MinSleepUs <= MaxSleepUs)
 struct SpinThenPark {
     std::uint32_t polls = 0;
