@@ -264,8 +264,8 @@ void check_parked_receiver_woken(ferry::ipc::detail::RingFence mine, const std::
     auto raw = ipc_test::open_raw<Small>(name);
     ferry::ipc::detail::force_ring_fence(before);
     REQUIRE(raw);
-    Child child = helper({"ring-send-parked", name, theirs, std::to_string(k_rounds),
-                          std::to_string(k_free)});
+    Child child = helper(
+        {"ring-send-parked", name, theirs, std::to_string(k_rounds), std::to_string(k_free)});
     std::uint64_t late = 0;
     for (std::uint64_t i = 0; i < k_rounds + k_free; ++i) {
         ferry::ipc::detail::SpscSharedRing::Claim claim;
@@ -334,8 +334,7 @@ TEST_CASE("ipc channel: open_or_create creates once and then opens; await_open w
     CHECK(first->close()); // idempotent
 }
 
-TEST_CASE("ipc channel: send, receive and park are traced while the profiler records",
-          "[ipc]") {
+TEST_CASE("ipc channel: send, receive and park are traced while the profiler records", "[ipc]") {
     const auto name = unique_name("traced");
     auto channel = Small::create(name);
     REQUIRE(channel);
