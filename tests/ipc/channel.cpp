@@ -249,7 +249,7 @@ TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shar
 
 // The wake protocol of the spsc ring (shared_ring_fence.hpp) in one mode of this process and of
 // the sender's: first rounds in which the sender publishes only once this receiver is parked
-// (blocked() says so), then messages about 50 us apart, so that publishes race with parks. The
+// (blocked() says so), then messages 0..40 us apart, so that publishes race with parks. The
 // ring is used without peers, so a wait is not sliced: a lost wake sleeps to its 5 s deadline and
 // fails the round.
 namespace {

@@ -17,7 +17,7 @@
 //   ring-send-parked NAME FENCE ROUNDS FREE   open Small's ring with FENCE (asymmetric |
 //                             symmetric | unavailable); ROUNDS times: wait until a call is
 //                             parked, publish message i, wait until it is released; then FREE
-//                             messages more, about 50 us apart, without waiting for anything
+//                             messages more, 0..40 us apart, without waiting for anything
 //   lock-hold NAME            open Small, take the segment file's flock, print "ready", hold
 //   create-hold NAME          create Small, print "ready", hold
 //   hold-leaderless NAME      open Small; the main thread calls pthread_exit, a second thread
@@ -168,7 +168,7 @@ ferry::ipc::detail::RingFence fence_named(const std::string& name) {
                                    : RingFence::asymmetric;
 }
 
-void pause_about(std::chrono::microseconds gap) {
+void pause_about(std::chrono::nanoseconds gap) {
     const auto until = std::chrono::steady_clock::now() + gap;
     while (std::chrono::steady_clock::now() < until) {
     }
@@ -189,7 +189,9 @@ int send_to_parked(const std::string& name, const std::string& fence, std::uint6
             return 4;
         }
         if (i >= rounds) {
-            pause_about(std::chrono::microseconds(i % 2 == 0 ? 40 : 60));
+            // 0..40 us, swept so that publishes land at every point of the receiver's spin
+            // and park (its spin phase takes about 10 us).
+            pause_about(std::chrono::nanoseconds(i * 7919 % 40000));
         }
         RingOf<Small>::Claim claim;
         if (ring.claim(claim, forever, true, nullptr) != Status::ok) {

@@ -27,6 +27,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <ferry/ipc/detail/shared_ring_common.hpp>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,9 +83,25 @@ inline RingFence force_ring_fence(RingFence mode) noexcept {
     return ring_fence_mode().exchange(mode, std::memory_order_acq_rel);
 }
 
-// The waiter's half, after it stored its flag (seq_cst): false when this park could not force
-// the barrier on the notifiers and must therefore re-check in short slices.
-inline bool fence_before_recheck(RingFence mode) noexcept {
+// The notifier's half: stores `value` into `counter`, then loads the waiter's flag and returns
+// it. Asymmetric: release store, compiler barrier, plain load; otherwise both seq_cst.
+inline std::uint32_t store_then_load_flag(RingFence mode, std::uint64_t& counter,
+                                          std::uint64_t value, std::uint32_t& parked) noexcept {
+    if (mode == RingFence::asymmetric) [[likely]] {
+        ring_ref(counter).store(value, std::memory_order_release);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        return ring_ref(parked).load(std::memory_order_relaxed);
+    }
+    ring_ref(counter).store(value, std::memory_order_seq_cst);
+    return ring_ref(parked).load(std::memory_order_seq_cst);
+}
+
+// The waiter's half, before it re-reads the counter: stores `flag` into `parked`, then the
+// barrier. False when this park could not force the barrier on the notifiers and must therefore
+// re-check in short slices.
+inline bool raise_flag_then_fence(RingFence mode, std::uint32_t& parked,
+                                  std::uint32_t flag) noexcept {
+    ring_ref(parked).store(flag, std::memory_order_seq_cst);
     switch (mode) {
     case RingFence::asymmetric:
         return ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0;

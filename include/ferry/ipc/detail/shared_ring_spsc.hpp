@@ -243,20 +243,11 @@ private:
                 Status busy, const Segment* peers, Attempt attempt) noexcept;
 
     // The notifier's half of the pair (shared_ring_fence.hpp): the counter store, then the
-    // flag load; asymmetric: release + relaxed with only a compiler barrier between (the
-    // waiter's membarrier supplies the rest), otherwise both seq_cst.
+    // flag load; a flag found set is cleared by one notifier, which bumps the word and wakes.
     void store_and_notify(std::uint64_t& counter, std::uint64_t value, std::uint32_t& parked,
                           std::uint32_t& event) const noexcept {
-        std::uint32_t flag = 0;
-        if (fence_ == RingFence::asymmetric) [[likely]] {
-            ring_ref(counter).store(value, std::memory_order_release);
-            std::atomic_signal_fence(std::memory_order_seq_cst);
-            flag = ring_ref(parked).load(std::memory_order_relaxed);
-        } else {
-            ring_ref(counter).store(value, std::memory_order_seq_cst);
-            flag = ring_ref(parked).load(std::memory_order_seq_cst);
-        }
-        if (flag != 0 && ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
+        if (store_then_load_flag(fence_, counter, value, parked) != 0 &&
+            ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
             bump_and_wake(event);
         }
     }
@@ -424,8 +415,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);
-        ring_ref(parked).store(1, std::memory_order_seq_cst); // the waiter's half of the pair
-        const bool fenced = fence_before_recheck(fence_);
+        const bool fenced = raise_flag_then_fence(fence_, parked, 1); // the waiter's half
         if (const Status s = attempt(); s != busy) {
             return s;
         }
