@@ -24,6 +24,9 @@
 // when it waits it cannot force a barrier on a peer process that notifies asymmetrically, so its
 // parks re-check the ring every k_unfenced_slice (a bounded delay, never a lost item). Tests force
 // the symmetric pair in every process sharing a ring (force_ring_fence) to exercise it.
+//
+// The registration belongs to the address space: a forked child keeps it, as it keeps the
+// decided mode; exec clears both (the kernel's registration and this process's statics).
 
 #include <atomic>
 #include <chrono>
