@@ -73,11 +73,11 @@ TEST_CASE("ipc ring fence: membarrier on the waiter's side leaves no round in wh
     if (here != RingFence::asymmetric) {
         WARN("membarrier is not available here: only the seq_cst pair is checked");
     }
-    CHECK(lost_rounds(here, here, 20000) == 0);
+    CHECK(lost_rounds(here, here, 5000) == 0);
 }
 
 TEST_CASE("ipc ring fence: the seq_cst pair leaves no such round either", "[ipc]") {
-    CHECK(lost_rounds(RingFence::symmetric, RingFence::symmetric, 20000) == 0);
+    CHECK(lost_rounds(RingFence::symmetric, RingFence::symmetric, 5000) == 0);
 }
 
 TEST_CASE("ipc ring fence: a waiter without membarrier says so, so that its park re-checks",
