@@ -86,17 +86,26 @@ inline RingFence force_ring_fence(RingFence mode) noexcept {
     return ring_fence_mode().exchange(mode, std::memory_order_acq_rel);
 }
 
+// The notifier's half without membarrier: both seq_cst (out of line: the fast path stays small).
+[[gnu::noinline]] inline std::uint32_t
+store_then_load_flag_seq_cst(std::uint64_t& counter, std::uint64_t value,
+                             std::uint32_t& parked) noexcept {
+    ring_ref(counter).store(value, std::memory_order_seq_cst);
+    return ring_ref(parked).load(std::memory_order_seq_cst);
+}
+
 // The notifier's half: stores `value` into `counter`, then loads the waiter's flag and returns
 // it. Asymmetric: release store, compiler barrier, plain load; otherwise both seq_cst.
-inline std::uint32_t store_then_load_flag(RingFence mode, std::uint64_t& counter,
-                                          std::uint64_t value, std::uint32_t& parked) noexcept {
+[[gnu::always_inline]] inline std::uint32_t store_then_load_flag(RingFence mode,
+                                                                 std::uint64_t& counter,
+                                                                 std::uint64_t value,
+                                                                 std::uint32_t& parked) noexcept {
     if (mode == RingFence::asymmetric) [[likely]] {
         ring_ref(counter).store(value, std::memory_order_release);
         std::atomic_signal_fence(std::memory_order_seq_cst);
         return ring_ref(parked).load(std::memory_order_relaxed);
     }
-    ring_ref(counter).store(value, std::memory_order_seq_cst);
-    return ring_ref(parked).load(std::memory_order_seq_cst);
+    return store_then_load_flag_seq_cst(counter, value, parked);
 }
 
 // The waiter's half, before it re-reads the counter: stores `flag` into `parked`, then the

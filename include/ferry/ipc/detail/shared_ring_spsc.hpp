@@ -244,10 +244,16 @@ private:
 
     // The notifier's half of the pair (shared_ring_fence.hpp): the counter store, then the
     // flag load; a flag found set is cleared by one notifier, which bumps the word and wakes.
-    void store_and_notify(std::uint64_t& counter, std::uint64_t value, std::uint32_t& parked,
-                          std::uint32_t& event) const noexcept {
-        if (store_then_load_flag(fence_, counter, value, parked) != 0 &&
-            ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
+    [[gnu::always_inline]] void store_and_notify(std::uint64_t& counter, std::uint64_t value,
+                                                 std::uint32_t& parked,
+                                                 std::uint32_t& event) const noexcept {
+        if (store_then_load_flag(fence_, counter, value, parked) != 0) [[unlikely]] {
+            wake_parked(parked, event);
+        }
+    }
+    [[gnu::noinline]] static void wake_parked(std::uint32_t& parked,
+                                              std::uint32_t& event) noexcept {
+        if (ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
             bump_and_wake(event);
         }
     }
