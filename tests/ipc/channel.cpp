@@ -6,6 +6,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <ferry/runtime/profiler.hpp>
 #include <map>
 #include <optional>
@@ -246,6 +247,61 @@ TEST_CASE("ipc ring: a stop from another process wakes a waiter through the shar
     CHECK(child.wait_exit() == 0);
 }
 
+// The wake protocol of the spsc ring (shared_ring_fence.hpp) in one mode of this process and of
+// the sender's: first rounds in which the sender publishes only once this receiver is parked
+// (blocked() says so), then messages 0..40 us apart, so that publishes race with parks. The
+// ring is used without peers, so a wait is not sliced: a lost wake sleeps to its 5 s deadline and
+// fails the round.
+namespace {
+
+void check_parked_receiver_woken(ferry::ipc::detail::RingFence mine, const std::string& theirs) {
+    constexpr std::uint64_t k_rounds = 50;
+    constexpr std::uint64_t k_free = 2000;
+    const auto name = unique_name("wake");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    const auto before = ferry::ipc::detail::force_ring_fence(mine);
+    auto raw = ipc_test::open_raw<Small>(name);
+    ferry::ipc::detail::force_ring_fence(before);
+    REQUIRE(raw);
+    Child child = helper(
+        {"ring-send-parked", name, theirs, std::to_string(k_rounds), std::to_string(k_free)});
+    std::uint64_t late = 0;
+    for (std::uint64_t i = 0; i < k_rounds + k_free; ++i) {
+        ferry::ipc::detail::SpscSharedRing::Claim claim;
+        const Status s = raw->ring.acquire(claim, Clock::now() + 5s, true, nullptr);
+        if (s != Status::ok) {
+            FAIL("receive " << i << " answered " << static_cast<int>(s));
+        }
+        Message m{};
+        std::memcpy(&m, claim.cell, sizeof m);
+        raw->ring.release(claim);
+        late += m.sequence != i ? 1 : 0;
+    }
+    CHECK(late == 0);
+    CHECK(child.wait_exit() == 0);
+}
+
+} // namespace
+
+TEST_CASE("ipc spsc ring: a receiver parked on an empty ring is woken by a send from another "
+          "process, with membarrier and with the seq_cst pair",
+          "[ipc]") {
+    using ferry::ipc::detail::RingFence;
+    SECTION("membarrier: the waiter forces the barrier, the sender stores with release") {
+        if (ferry::ipc::detail::ring_fence() != RingFence::asymmetric) {
+            WARN("membarrier is not available here: this section runs the fallback");
+        }
+        check_parked_receiver_woken(ferry::ipc::detail::ring_fence(), "asymmetric");
+    }
+    SECTION("fallback: both processes seq_cst") {
+        check_parked_receiver_woken(RingFence::symmetric, "symmetric");
+    }
+    SECTION("a receiver without membarrier against a sender that has it re-checks in slices") {
+        check_parked_receiver_woken(RingFence::unavailable, "asymmetric");
+    }
+}
+
 TEST_CASE("ipc channel: open_or_create creates once and then opens; await_open waits for the name",
           "[ipc]") {
     const auto name = unique_name("lifecycle");
@@ -278,8 +334,7 @@ TEST_CASE("ipc channel: open_or_create creates once and then opens; await_open w
     CHECK(first->close()); // idempotent
 }
 
-TEST_CASE("ipc channel: send, receive and park are traced while the profiler records",
-          "[ipc]") {
+TEST_CASE("ipc channel: send, receive and park are traced while the profiler records", "[ipc]") {
     const auto name = unique_name("traced");
     auto channel = Small::create(name);
     REQUIRE(channel);

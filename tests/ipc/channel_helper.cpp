@@ -14,6 +14,10 @@
 //   claim-publish NAME        open SmallShared's ring, claim a cell, print "claimed", wait
 //                             until a call is parked, then write message 42 and publish it
 //   ring-stop-when-blocked NAME   as stop-when-blocked, on the ring directly
+//   ring-send-parked NAME FENCE ROUNDS FREE   open Small's ring with FENCE (asymmetric |
+//                             symmetric | unavailable); ROUNDS times: wait until a call is
+//                             parked, publish message i, wait until it is released; then FREE
+//                             messages more, 0..40 us apart, without waiting for anything
 //   lock-hold NAME            open Small, take the segment file's flock, print "ready", hold
 //   create-hold NAME          create Small, print "ready", hold
 //   hold-leaderless NAME      open Small; the main thread calls pthread_exit, a second thread
@@ -157,6 +161,52 @@ int ring_command(const std::string& command, const std::string& name, const std:
     return 4;
 }
 
+ferry::ipc::detail::RingFence fence_named(const std::string& name) {
+    using ferry::ipc::detail::RingFence;
+    return name == "symmetric"     ? RingFence::symmetric
+           : name == "unavailable" ? RingFence::unavailable
+                                   : RingFence::asymmetric;
+}
+
+void pause_about(std::chrono::nanoseconds gap) {
+    const auto until = std::chrono::steady_clock::now() + gap;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+// ring-send-parked: the sending side of the wake test in tests/ipc/channel.cpp.
+int send_to_parked(const std::string& name, const std::string& fence, std::uint64_t rounds,
+                   std::uint64_t free) {
+    ferry::ipc::detail::force_ring_fence(fence_named(fence));
+    auto raw = open_raw<Small>(name);
+    if (!raw) {
+        return report(raw.error());
+    }
+    auto& ring = raw->ring;
+    const auto forever = std::chrono::steady_clock::time_point::max();
+    for (std::uint64_t i = 0; i < rounds + free; ++i) {
+        if (i < rounds && !wait_parked([&] { return ring.blocked(); })) {
+            return 4;
+        }
+        if (i >= rounds) {
+            // 0..40 us, swept so that publishes land at every point of the receiver's spin
+            // and park (its spin phase takes about 10 us).
+            pause_about(std::chrono::nanoseconds(i * 7919 % 40000));
+        }
+        RingOf<Small>::Claim claim;
+        if (ring.claim(claim, forever, true, nullptr) != Status::ok) {
+            return 4;
+        }
+        const Message m = make_message(i, 1);
+        std::memcpy(claim.cell, &m, sizeof m);
+        ring.publish(claim);
+        if (i < rounds && !poll_for([&] { return ring.released() == i + 1; })) {
+            return 4;
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -190,6 +240,9 @@ int main(int argc, char** argv) {
         say("ready");
         hold();
         return 0;
+    }
+    if (command == "ring-send-parked" && argc == 6) {
+        return send_to_parked(name, argv[3], std::stoull(argv[4]), std::stoull(argv[5]));
     }
     if (command == "claim-die-spsc") { // claim-die on Small's (spsc) ring
         return ring_command<Small>("claim-die", name, argc > 3 ? argv[3] : "");

@@ -198,8 +198,9 @@ private:
         Policy::multi_producer ? detail::RingPolicy::mpmc : detail::RingPolicy::spsc;
     // spsc: the single-producer ring (no CAS on the fast path); mpmc: Vyukov's ring.
     using Ring = detail::ring_for<Policy::multi_producer>;
-    // The layout tag's version: an spsc channel's is 2 since its ring became SpscSharedRing
-    // (version 1 was Vyukov's ring for both policies), so a peer of an older build is refused.
+    // The layout tag's version: an spsc channel's is its ring's format + 1 (version 1 was
+    // Vyukov's ring for both policies; 2 SpscSharedRing with the seq_cst wake; 3 the asymmetric
+    // wake), so a peer of an older build, whose waits would miss a wake, is refused.
     static constexpr std::uint32_t k_ring_format =
         Policy::multi_producer ? detail::k_ring_format : detail::k_spsc_ring_format + 1;
 

@@ -22,12 +22,13 @@
 // Sleeping: per event (items for receivers, slots for senders) a `parked` flag and a futex word
 // on one line. A waiter reads the word (its key), sets the flag, re-checks its condition and
 // sleeps on the key; a notifier stores its counter and then loads the flag, and only when it
-// finds the flag set clears it, bumps the word and wakes (FutexScope::shared). The flag store and
-// the counter load of the waiter, and the counter store and the flag load of the notifier, are
-// seq_cst: their single total order is the Dekker pair that rules out a lost wake (on x86 the
-// notifier's seq_cst store is its one locked instruction; the loads are plain). A waiter does not
-// clear its flag when it leaves (a second waiter could be relying on it): a stale flag costs the
-// next notifier one empty wake.
+// finds the flag set clears it, bumps the word and wakes (FutexScope::shared). The waiter's flag
+// store and counter load against the notifier's counter store and flag load are the pair that
+// rules out a lost wake; where membarrier is available the waiter pays for it alone (a
+// membarrier between its two) and the notifier's store is a plain release store
+// (shared_ring_fence.hpp has the argument and the fallback, seq_cst on both sides). A waiter does
+// not clear its flag when it leaves (a second waiter could be relying on it): a stale flag costs
+// the next notifier one empty wake.
 //
 // Trust (the rule at the top of segment_header.hpp): each counter is loaded once per decision
 // into a local; a pair whose distance is above the private capacity (a peer rewrote one, or
@@ -50,6 +51,7 @@
 #include <ferry/core/status.hpp>
 #include <ferry/ipc/detail/shared_ring.hpp>
 #include <ferry/ipc/detail/shared_ring_common.hpp>
+#include <ferry/ipc/detail/shared_ring_fence.hpp>
 #include <ferry/ipc/segment.hpp>
 #include <ferry/runtime/profiler.hpp>
 #include <new>
@@ -60,7 +62,9 @@
 namespace ferry::ipc::detail {
 
 inline constexpr std::uint64_t k_spsc_ring_magic = 0x4353505359525245ULL; // "ERRYSPSC"
-inline constexpr std::uint32_t k_spsc_ring_format = 1;                    // bump on layout changes
+// Bump on layout or protocol changes; 2: the asymmetric wake (shared_ring_fence.hpp), which a
+// waiter of format 1 (no membarrier) would not see.
+inline constexpr std::uint32_t k_spsc_ring_format = 2;
 
 // The ring's words in shared memory (layout only; see SharedRing's RingControl). Each word one
 // side writes in steady state has its own line.
@@ -115,8 +119,8 @@ public:
         return claim_slow(c, deadline, may_wait, peers);
     }
     void publish(const Claim& c) noexcept {
-        ring_ref(control_->tail).store(c.position + 1, std::memory_order_seq_cst);
-        wake_parked(control_->receiver_parked, control_->items_word);
+        store_and_notify(control_->tail, c.position + 1, control_->receiver_parked,
+                         control_->items_word);
     }
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
@@ -136,8 +140,8 @@ public:
         return acquire_slow(c, deadline, may_wait, peers);
     }
     void release(const Claim& c) noexcept {
-        ring_ref(control_->head).store(c.position + 1, std::memory_order_seq_cst);
-        wake_parked(control_->sender_parked, control_->slots_word);
+        store_and_notify(control_->head, c.position + 1, control_->sender_parked,
+                         control_->slots_word);
     }
 
     // The counters as they stand (one load each; another process may have written anything):
@@ -195,7 +199,7 @@ private:
         : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(SpscControl)),
           capacity_(static_cast<std::uint32_t>(capacity)),
           cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
-          index_mask_((capacity & (capacity - 1)) == 0 ? capacity - 1 : 0) {
+          index_mask_((capacity & (capacity - 1)) == 0 ? capacity - 1 : 0), fence_(ring_fence()) {
         sender_.room = capacity_;
     }
 
@@ -238,10 +242,18 @@ private:
     Status wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
                 Status busy, const Segment* peers, Attempt attempt) noexcept;
 
-    // The notifier's half of the Dekker pair: its counter store (seq_cst) came first.
-    static void wake_parked(std::uint32_t& parked, std::uint32_t& event) noexcept {
-        if (ring_ref(parked).load(std::memory_order_seq_cst) != 0 &&
-            ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
+    // The notifier's half of the pair (shared_ring_fence.hpp): the counter store, then the
+    // flag load; a flag found set is cleared by one notifier, which bumps the word and wakes.
+    [[gnu::always_inline]] void store_and_notify(std::uint64_t& counter, std::uint64_t value,
+                                                 std::uint32_t& parked,
+                                                 std::uint32_t& event) const noexcept {
+        if (store_then_load_flag(fence_, counter, value, parked) != 0) [[unlikely]] {
+            wake_parked(parked, event);
+        }
+    }
+    [[gnu::noinline]] static void wake_parked(std::uint32_t& parked,
+                                              std::uint32_t& event) noexcept {
+        if (ring_ref(parked).exchange(0, std::memory_order_acq_rel) != 0) {
             bump_and_wake(event);
         }
     }
@@ -262,6 +274,7 @@ private:
     std::size_t stride_ = 0;
     std::uint64_t index_mask_ = 0;        // capacity_ - 1 when that is a power of two (above 1)
     std::uint64_t* high_water_ = nullptr; // see sample_depth_into
+    RingFence fence_ = RingFence::unavailable; // this process's, when the handle was made
     Side sender_;
     std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
     Side receiver_;
@@ -408,7 +421,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
     auto next_watch = clock::now() + k_watch_slice;
     for (;;) {
         const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);
-        ring_ref(parked).store(1, std::memory_order_seq_cst); // the waiter's half of the pair
+        const bool fenced = raise_flag_then_fence(fence_, parked, 1); // the waiter's half
         if (const Status s = attempt(); s != busy) {
             return s;
         }
@@ -422,7 +435,10 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
             }
             next_watch = now + k_watch_slice;
         }
-        const auto wake_at = peers == nullptr ? deadline : std::min(deadline, next_watch);
+        auto wake_at = peers == nullptr ? deadline : std::min(deadline, next_watch);
+        if (!fenced) { // a peer's notify may not see the flag: look again soon
+            wake_at = std::min(wake_at, now + k_unfenced_slice);
+        }
         ferry::detail::futex_wait_until(&event, key, wake_at, ferry::detail::FutexScope::shared);
     }
 }
