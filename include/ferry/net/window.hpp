@@ -191,6 +191,7 @@ public:
     ExposedWindow& operator=(const ExposedWindow&) = delete;
 
     [[nodiscard]] RegionId region() const noexcept { return region_; }
+    [[nodiscard]] Node& node() const noexcept { return *node_; }
     [[nodiscard]] std::span<std::byte> data() const noexcept { return memory_; }
     // The owner's address of data(): this process's pointer.
     [[nodiscard]] std::uint64_t owner_base() const noexcept {
