@@ -48,7 +48,8 @@ constexpr std::size_t k_line = 64;
 
 // How the attention side's waits went (counters of the row): a DoorbellPark wait whose first park
 // ended without the flag slept out its bound (or was woken for nothing) — a missed ring. For
-// NetWait, `parks` counts its sleeps on the worker (each ends at an event or a wake).
+// NetWait, `parks` counts every pause between two polls (a progress call, or a sleep on the
+// worker's fd after NetWait's spin of idle progress calls).
 struct ParkCounts {
     std::uint64_t waits = 0;
     std::uint64_t parks = 0;

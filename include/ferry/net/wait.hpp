@@ -12,11 +12,13 @@
 // It satisfies afd::WaitPolicy with the hooks of afd's wait loop (detail/wait_loop.hpp):
 // prepare() before each poll (the first one joins the Node's waiters), pause_until(deadline)
 // between polls, finish() once at the end, peer_lost() after an unsuccessful poll (the window's
-// probe). While joined, the Node's progress thread stays off the worker; it keeps sending
-// heartbeats, and judges silence by what this waiter receives, so a live peer is never reported
-// silent. A sleep never outlasts `max_sleep` (default 1 ms), so a stop flag stored without a ring
-// is seen within it; it ends early when another thread progresses the worker, a peer is lost, or
-// Node::wake_waiters() is called (whoever sets a stop flag calls it to end the sleep at once).
+// probe). Between polls it progresses the worker; after `spin` calls in a row that found
+// nothing it sleeps. While joined, the Node's progress thread stays off the worker; it keeps
+// sending heartbeats, and judges silence by what this waiter receives, so a live peer is never
+// reported silent. A sleep never outlasts `max_sleep` (default 1 ms), so a stop flag stored without
+// a ring is seen within it; it ends early when another thread progresses the worker, a peer is
+// lost, or Node::wake_waiters() is called (whoever sets a stop flag calls it to end the sleep at
+// once).
 
 #include <algorithm>
 #include <chrono>
@@ -31,11 +33,17 @@ class NetWait {
 public:
     using clock = std::chrono::steady_clock;
     static constexpr std::chrono::microseconds k_default_max_sleep{1000};
+    // Progress calls in a row that found nothing before the waiter sleeps: the flag often
+    // follows its data by a few microseconds, which a sleep would turn into a second wake-up
+    // (raw UCX waiters do the same).
+    static constexpr std::uint32_t k_default_spin = 64;
 
     // The window (and its Node) must outlive every wait with this policy.
     explicit NetWait(ExposedWindow& window,
-                     std::chrono::microseconds max_sleep = k_default_max_sleep) noexcept
-        : window_(&window), max_sleep_(std::max(max_sleep, std::chrono::microseconds(1))) {}
+                     std::chrono::microseconds max_sleep = k_default_max_sleep,
+                     std::uint32_t spin = k_default_spin) noexcept
+        : window_(&window), max_sleep_(std::max(max_sleep, std::chrono::microseconds(1))),
+          spin_(spin) {}
 
     // Sleeps on the worker's fd (or naps, when the thread could not join) and progressed.
     [[nodiscard]] std::uint32_t sleeps() const noexcept { return sleeps_; }
@@ -47,6 +55,11 @@ public:
         }
     }
     void pause_until(clock::time_point deadline) noexcept {
+        if (idle_ < spin_) {
+            idle_ = window_->node().progress() ? 0 : idle_ + 1;
+            return;
+        }
+        idle_ = 0;
         ++sleeps_;
         const auto now = clock::now();
         const auto bound = deadline - now > max_sleep_ ? now + max_sleep_ : deadline;
@@ -73,6 +86,8 @@ public:
 private:
     ExposedWindow* window_;
     std::chrono::microseconds max_sleep_;
+    std::uint32_t spin_;
+    std::uint32_t idle_ = 0; // progress calls in a row that found nothing
     std::uint32_t sleeps_ = 0;
     bool started_ = false;
     bool joined_ = false;
