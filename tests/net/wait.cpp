@@ -3,6 +3,8 @@
 // thread while it sleeps on the worker's fd; its waits end at their deadline and no earlier;
 // Node::wake_waiters() ends a sleep; a waiter that keeps the progress thread off the worker
 // does not make a live peer look silent.
+#include "window_support.hpp"
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -57,12 +59,9 @@ struct Owner {
             return nullptr;
         });
         writer = node("", heartbeat, peer_timeout);
-        auto p = writer->connect(owner->address(), k_limit);
-        REQUIRE(p.has_value());
-        peer = *p;
-        auto r = net::RemoteWindow::open(*writer, peer, exposed->region());
-        REQUIRE(r.has_value());
-        remote = std::move(*r);
+        auto reached = net_test::reach(*writer, owner->address(), exposed->region(), k_limit);
+        peer = reached.peer;
+        remote = std::move(reached.remote);
     }
     [[nodiscard]] std::int32_t flag() {
         return std::atomic_ref(*reinterpret_cast<std::int32_t*>(memory.data() + 64))
