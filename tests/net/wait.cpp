@@ -43,6 +43,7 @@ struct Owner {
         o.secret = net::Secret::from_environment().value();
         o.heartbeat = heartbeat;
         o.peer_timeout = peer_timeout;
+        o.one_sided_rma = net::one_sided_rma_from_environment(); // meson runs both paths
         auto n = net::Node::start(std::move(o));
         REQUIRE(n.has_value());
         return std::move(*n);
@@ -62,6 +63,7 @@ struct Owner {
         auto reached = net_test::reach(*writer, owner->address(), exposed->region(), k_limit);
         peer = reached.peer;
         remote = std::move(reached.remote);
+        REQUIRE(remote->one_sided() == net::one_sided_rma_from_environment()); // the path asked
     }
     [[nodiscard]] std::int32_t flag() {
         return std::atomic_ref(*reinterpret_cast<std::int32_t*>(memory.data() + 64))
