@@ -76,6 +76,10 @@ COMPARISONS = [
                "p50_us", "lower", None, "us"),
     Comparison("exchange", "ipc", "raw_put", "same host: shared-window exchange (p50) vs raw UCX put over tcp",
                "p50_us", "lower", None, "us"),
+    Comparison("exchange", "ferry", "ferry_doorbell", "AFD exchange: net::NetWait vs afd::DoorbellPark waiters (checked puts)",
+               "p50_us", "lower", None, "us"),
+    Comparison("exchange", "ferry_rma", "ferry_rma_doorbell", "AFD exchange, one-sided RMA: net::NetWait vs afd::DoorbellPark waiters",
+               "p50_us", "lower", None, "us"),
 ]
 
 

@@ -12,6 +12,7 @@
 #include <ferry/afd/auto_wait.hpp>
 #include <ferry/net/window.hpp>
 #include "../ipc/support.hpp"
+#include "window_support.hpp"
 #include <fcntl.h>
 #include <future>
 #include <memory>
@@ -53,12 +54,9 @@ struct Pair {
         REQUIRE(e.has_value());
         exposed = std::move(*e);
         writer = node("");
-        auto p = writer->connect(owner->address(), k_limit);
-        REQUIRE(p.has_value());
-        peer = *p;
-        auto r = net::RemoteWindow::open(*writer, peer, exposed->region());
-        REQUIRE(r.has_value());
-        remote = std::move(*r);
+        auto reached = net_test::reach(*writer, owner->address(), exposed->region(), k_limit);
+        peer = reached.peer;
+        remote = std::move(reached.remote);
         REQUIRE(remote->one_sided() == net::one_sided_rma_from_environment()); // the path asked
     }
     [[nodiscard]] std::uint64_t base() const { return exposed->owner_base(); }

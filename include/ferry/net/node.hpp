@@ -178,6 +178,24 @@ public:
     // thread).
     void done_progressing() noexcept;
 
+    // Waiting on the worker from the waiting thread, as raw UCX does (net/wait.hpp's NetWait;
+    // docs/multi-node.md, Waiting with the latency of raw UCX). Between join_waiters() and
+    // leave_waiters() the calling thread progresses the worker itself and sleeps on the worker's
+    // event fd in progress_or_sleep(), so what arrives for it is applied on its own thread; the
+    // progress thread keeps off the worker meanwhile (it still sends heartbeats and judges
+    // silence, from what the waiters receive). A waiter's sleep also ends when another thread
+    // progresses the worker, when a peer is lost, and on wake_waiters().
+    // join_waiters(): false when the thread cannot wait so (no eventfd; logged) — then
+    // progress_or_sleep() only progresses and naps. Not from a handler (false).
+    [[nodiscard]] bool join_waiters() noexcept;
+    // Progresses; when nothing happened, arms the worker and sleeps until an event, a wake or
+    // `deadline` (never past it). True when something happened or may have (look again).
+    bool progress_or_sleep(std::chrono::steady_clock::time_point deadline) noexcept;
+    // Ends what join_waiters() began and hands the worker back to the progress thread.
+    void leave_waiters() noexcept;
+    // Ends every waiter's current sleep (a stop flag was set, a window closes).
+    void wake_waiters() noexcept;
+
     // Liveness.
     [[nodiscard]] bool alive(PeerId peer) const noexcept;
     // Bumped whenever a peer is lost: waiters compare it cheaply instead of asking per peer.

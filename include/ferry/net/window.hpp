@@ -23,7 +23,9 @@
 //
 // Over UCX's tcp transport a put of either kind lands only while the owner progresses its
 // worker: the owner's Node progress thread does that, woken by the incoming data, so an owner
-// that only polls its memory still receives. docs/multi-node.md, Attention/FFN across nodes.
+// that only polls its memory still receives. docs/multi-node.md, Attention/FFN across nodes. A
+// waiter with net::NetWait (wait.hpp) progresses the Node itself instead and receives on its own
+// thread, with the latency of a raw UCX waiter.
 
 #include <algorithm>
 #include <atomic>
@@ -191,6 +193,7 @@ public:
     ExposedWindow& operator=(const ExposedWindow&) = delete;
 
     [[nodiscard]] RegionId region() const noexcept { return region_; }
+    [[nodiscard]] Node& node() const noexcept { return *node_; }
     [[nodiscard]] std::span<std::byte> data() const noexcept { return memory_; }
     // The owner's address of data(): this process's pointer.
     [[nodiscard]] std::uint64_t owner_base() const noexcept {

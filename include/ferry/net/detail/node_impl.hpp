@@ -4,6 +4,7 @@
 // thread, heartbeats), node_connections.hpp (endpoints, peers, refusals, losses),
 // node_handshake.hpp, node_services.hpp, node_rma.hpp.
 
+#include <algorithm>
 #include <chrono>
 #include <ferry/core/detail/json_string.hpp>
 #include <ferry/net/detail/node_connections.hpp>
@@ -158,6 +159,72 @@ inline bool Node::progress() {
 
 inline void Node::done_progressing() noexcept {
     impl_->hand_back();
+}
+
+inline bool Node::join_waiters() noexcept {
+    const int fd = detail::own_wait_fd();
+    if (fd < 0 || Impl::callback_depth > 0) {
+        detail::log_line("ferry/net: this thread cannot sleep on the worker (no eventfd, or in a "
+                         "handler): it naps instead",
+                         LogLevel::warning);
+        return false;
+    }
+    try {
+        std::lock_guard lock(impl_->mu);
+        impl_->fd_waiters.push_back(fd);
+        impl_->watch_worker(false); // the progress thread sleeps on, off the worker
+    } catch (...) {
+        return false; // no memory for the entry: the caller naps instead
+    }
+    return true;
+}
+
+inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadline) noexcept {
+    if (Impl::callback_depth > 0) {
+        return false;
+    }
+    std::unique_lock lock(impl_->mu);
+    bool any = false;
+    while (impl_->progress_locked()) {
+        any = true;
+    }
+    const int fd = detail::own_wait_fd_if_any();
+    if (any || std::find(impl_->fd_waiters.begin(), impl_->fd_waiters.end(), fd) ==
+                   impl_->fd_waiters.end()) {
+        return any; // a thread that did not join does not sleep here
+    }
+    if (!impl_->sleep_on_worker(lock, fd, deadline)) {
+        return true; // busy: events arrived after the progress
+    }
+    while (impl_->progress_locked()) {
+    }
+    return true;
+}
+
+inline void Node::leave_waiters() noexcept {
+    const int fd = detail::own_wait_fd_if_any();
+    std::lock_guard lock(impl_->mu);
+    auto& waiters = impl_->fd_waiters;
+    if (const auto it = std::find(waiters.begin(), waiters.end(), fd); it != waiters.end()) {
+        waiters.erase(it);
+    }
+    if (!waiters.empty()) {
+        return;
+    }
+    // The worker goes back to the progress thread: armed and in its epoll set, it wakes the
+    // thread for the next event only; events already pending (busy) wake it now.
+    while (impl_->progress_locked()) {
+    }
+    if (ucp_worker_arm(impl_->worker.h) == UCS_ERR_BUSY) {
+        impl_->wake();
+    } else {
+        impl_->watch_worker(true);
+    }
+}
+
+inline void Node::wake_waiters() noexcept {
+    std::lock_guard lock(impl_->mu);
+    impl_->wake_fd_waiters(-1);
 }
 
 inline bool Node::alive(PeerId peer) const noexcept {

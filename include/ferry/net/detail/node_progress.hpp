@@ -3,10 +3,12 @@
 // (docs/multi-node.md, Connections and Failure behaviour).
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <ferry/net/detail/node_state.hpp>
 #include <ferry/net/detail/ucx_log.hpp>
 #include <ifaddrs.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -34,13 +36,37 @@ namespace detail {
         } else {
             const auto* a = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
             const auto* b = reinterpret_cast<const sockaddr_in6*>(at.get());
-            name = std::memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0
-                       ? i->ifa_name
-                       : "";
+            name = std::memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0 ? i->ifa_name
+                                                                                       : "";
         }
     }
     ::freeifaddrs(list);
     return name;
+}
+
+// The eventfd that ends this thread's sleeps on a worker (Node::join_waiters): made on first
+// use, closed when the thread ends. -1 when none could be made or none was made yet.
+struct WaitFd {
+    int fd = -1;
+    WaitFd() = default;
+    WaitFd(const WaitFd&) = delete;
+    WaitFd& operator=(const WaitFd&) = delete;
+    ~WaitFd() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+};
+inline thread_local WaitFd t_wait_fd;
+
+[[nodiscard]] inline int own_wait_fd() noexcept {
+    if (t_wait_fd.fd < 0) {
+        t_wait_fd.fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    }
+    return t_wait_fd.fd;
+}
+[[nodiscard]] inline int own_wait_fd_if_any() noexcept {
+    return t_wait_fd.fd;
 }
 
 } // namespace detail
@@ -208,11 +234,13 @@ inline void Node::Impl::run() {
     while (!stopping.load(std::memory_order_acquire)) {
         ucs_status_t armed = UCS_OK;
         bool off = false;
+        bool waiters = false; // joined waiters progress the worker: no slices needed
         clock::time_point due;
         std::string state; // to publish, once the lock is released
         {
             std::lock_guard lock(mu);
-            while (progress_locked()) {
+            while ((fd_waiters.empty() || wanted.load(std::memory_order_seq_cst)) &&
+                   progress_locked()) {
             }
             const auto now = clock::now();
             if (now >= next_heartbeat) {
@@ -225,8 +253,12 @@ inline void Node::Impl::run() {
                 }
             }
             due = next_heartbeat;
+            waiters = !fd_waiters.empty();
             off = stay_off();
             armed = off ? UCS_OK : ucp_worker_arm(worker.h);
+            if (armed != UCS_ERR_BUSY) {
+                watch_worker(!off); // with `mu`: joining and leaving waiters switch it too
+            }
         }
         if (!state.empty()) {
             finish_state(state);
@@ -237,8 +269,7 @@ inline void Node::Impl::run() {
         if (armed == UCS_ERR_BUSY) {
             continue;
         }
-        watch_worker(!off);
-        if (off) {
+        if (off && !waiters) {
             due = std::min(due, clock::now() + k_off_slice);
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
@@ -278,7 +309,7 @@ inline bool Node::Impl::stay_off() {
     const auto progressed = caller_progress.load(std::memory_order_relaxed);
     const bool recent = progressed != caller_progress_seen;
     caller_progress_seen = progressed;
-    if (recent && !asked) {
+    if ((recent || !fd_waiters.empty()) && !asked) {
         return true;
     }
     off_worker.store(false, std::memory_order_seq_cst);
@@ -286,7 +317,8 @@ inline bool Node::Impl::stay_off() {
 }
 
 // Watches the worker's fd or stops (events 0 keeps it registered); a system call only when
-// that changes.
+// that changes. With `mu` held: the progress thread, and waiters that join or leave (a leaving
+// waiter puts the armed worker back in the sleeping thread's epoll set without waking it).
 inline void Node::Impl::watch_worker(bool on) {
     if (on == watching_worker) {
         return;
@@ -331,9 +363,40 @@ inline bool Node::Impl::progress_locked() {
     }
     if (any) {
         ring_mapped(); // a one-sided put may have landed
+        if (!fd_waiters.empty()) {
+            wake_fd_waiters(detail::own_wait_fd_if_any()); // what they sleep for may be here
+        }
     }
     drain();
     return any;
+}
+
+inline void Node::Impl::wake_fd_waiters(int except) const noexcept {
+    const std::uint64_t one = 1;
+    for (const int fd : fd_waiters) {
+        if (fd != except) {
+            [[maybe_unused]] const auto r = ::write(fd, &one, sizeof one);
+        }
+    }
+}
+
+// A waiter's sleep (Node::progress_or_sleep), `mu` held on entry and on return: arm the worker
+// and, unless UCX has events already (busy: the caller progresses again), poll the worker's fd
+// and the waiter's own eventfd — written by any other thread's progress, a lost peer,
+// wake_waiters() — until the deadline. True when it slept.
+inline bool Node::Impl::sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
+                                        clock::time_point deadline) {
+    if (ucp_worker_arm(worker.h) == UCS_ERR_BUSY) {
+        return false;
+    }
+    lock.unlock();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+    pollfd fds[2] = {{worker_fd, POLLIN, 0}, {own_fd, POLLIN, 0}};
+    ::poll(fds, 2, static_cast<int>(std::clamp<long>(left.count(), 0, INT_MAX)));
+    std::uint64_t count = 0;
+    [[maybe_unused]] const auto r = ::read(own_fd, &count, sizeof count); // non-blocking
+    lock.lock();
+    return true;
 }
 
 // What callbacks deferred: close endpoints, run on_peer_lost handlers and completions. Runs
@@ -353,6 +416,9 @@ inline void Node::Impl::drain() {
             if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
                 closing.push_back(request);
             }
+        }
+        if (!newly_lost.empty()) {
+            wake_fd_waiters(-1); // their probes end their waits
         }
         for (const PeerId id : std::exchange(newly_lost, {})) {
             std::vector<std::shared_ptr<std::function<void(PeerId)>>> handlers;

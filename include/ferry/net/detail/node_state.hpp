@@ -171,7 +171,7 @@ struct Node::Impl {
     int epoll_fd = -1;
     int wake_fd = -1;
     int worker_fd = -1;          // the worker's event fd, in epoll_fd
-    bool watching_worker = true; // progress thread only: worker_fd is watched (not events 0)
+    bool watching_worker = true; // guarded by `mu`: worker_fd is watched (not events 0)
     // Sharing the worker with callers that progress it themselves (docs/multi-node.md, The
     // progress thread): while Node::progress() keeps being called, the progress thread sleeps
     // off the worker's fd (k_off_slice at a time) instead of being woken by every segment that
@@ -182,6 +182,13 @@ struct Node::Impl {
     std::atomic<bool> off_worker{false};           // asleep (or about to be) off the worker's fd
     std::atomic<bool> wanted{false};               // a caller stopped progressing: come back
     static constexpr auto k_off_slice = std::chrono::milliseconds(1);
+    // Threads that wait on the worker themselves (Node::join_waiters, net/wait.hpp), by the
+    // eventfd that ends their sleep; guarded by `mu`. While there is one, the progress thread
+    // neither watches nor progresses the worker unless `wanted`: the waiters do.
+    std::vector<int> fd_waiters;
+    void wake_fd_waiters(int except) const noexcept; // with `mu` held
+    bool sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
+                         clock::time_point deadline);
     std::atomic<bool> stopping{false};
     std::thread thread;
     clock::time_point next_heartbeat;

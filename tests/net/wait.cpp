@@ -1,0 +1,210 @@
+// ferry::net::NetWait between two nodes of this process over UCX's tcp loopback: the waiter
+// progresses its own Node, so the message and the flag that end its wait are applied on its own
+// thread while it sleeps on the worker's fd; its waits end at their deadline and no earlier;
+// Node::wake_waiters() ends a sleep; a waiter that keeps the progress thread off the worker
+// does not make a live peer look silent.
+#include "window_support.hpp"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fcntl.h>
+#include <ferry/net/wait.hpp>
+#include <ferry/net/window.hpp>
+#include <memory>
+#include <string>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using ferry::Status;
+using namespace ferry;
+using std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto k_limit = std::chrono::seconds(10);
+constexpr net::ServiceId k_probe_service = 0x7e57;
+
+struct Owner {
+    std::vector<std::byte> memory = std::vector<std::byte>(4096);
+    std::unique_ptr<net::ExposedWindow> exposed;
+    std::unique_ptr<net::Node> owner, writer;
+    net::PeerId peer = 0;
+    std::unique_ptr<net::RemoteWindow> remote;
+    std::atomic<pid_t> handler_thread{0}; // who ran the owner's probe service
+
+    static std::unique_ptr<net::Node> node(const std::string& listen,
+                                           std::chrono::milliseconds heartbeat,
+                                           std::chrono::milliseconds peer_timeout) {
+        net::NodeOptions o;
+        o.listen = listen;
+        o.secret = net::Secret::from_environment().value();
+        o.heartbeat = heartbeat;
+        o.peer_timeout = peer_timeout;
+        o.one_sided_rma = net::one_sided_rma_from_environment(); // meson runs both paths
+        auto n = net::Node::start(std::move(o));
+        REQUIRE(n.has_value());
+        return std::move(*n);
+    }
+    // Heartbeats rare by default: a sleep that ends early ended for what the test did.
+    explicit Owner(std::chrono::milliseconds heartbeat = std::chrono::seconds(5),
+                   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30)) {
+        owner = node("127.0.0.1:0", heartbeat, peer_timeout);
+        auto e = net::ExposedWindow::expose(*owner, memory);
+        REQUIRE(e.has_value());
+        exposed = std::move(*e);
+        owner->serve(k_probe_service, [this](net::Delivery&) -> net::Verdict {
+            handler_thread.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+            return nullptr;
+        });
+        writer = node("", heartbeat, peer_timeout);
+        auto reached = net_test::reach(*writer, owner->address(), exposed->region(), k_limit);
+        peer = reached.peer;
+        remote = std::move(reached.remote);
+        REQUIRE(remote->one_sided() == net::one_sided_rma_from_environment()); // the path asked
+    }
+    [[nodiscard]] std::int32_t flag() {
+        return std::atomic_ref(*reinterpret_cast<std::int32_t*>(memory.data() + 64))
+            .load(std::memory_order_acquire);
+    }
+};
+
+// How one wait went: the loop of afd's wait loop (prepare, check, deadline, pause_until).
+struct Waited {
+    bool seen = false;
+    bool slept_to_deadline = false; // a pause returned only at the deadline
+    pid_t thread = 0;
+    steady_clock::duration took{};
+};
+
+Waited wait_flag(Owner& o, std::int32_t value, steady_clock::duration limit,
+                 std::chrono::microseconds max_sleep) {
+    Waited w;
+    w.thread = static_cast<pid_t>(::syscall(SYS_gettid));
+    net::NetWait policy(*o.exposed, max_sleep);
+    const auto start = steady_clock::now();
+    const auto deadline = start + limit;
+    for (;;) {
+        policy.prepare();
+        w.seen = o.flag() == value;
+        if (w.seen || steady_clock::now() >= deadline) {
+            break;
+        }
+        policy.pause_until(deadline);
+        w.slept_to_deadline = steady_clock::now() >= deadline;
+    }
+    policy.finish();
+    w.took = steady_clock::now() - start;
+    return w;
+}
+
+// Waits (bounded) until thread `tid` of this process sleeps in poll (the worker's fd).
+bool in_poll(pid_t tid) {
+    std::vector<std::string> calls;
+#ifdef SYS_poll
+    calls.push_back(std::to_string(SYS_poll) + " ");
+#endif
+    calls.push_back(std::to_string(SYS_ppoll) + " ");
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
+    const auto deadline = steady_clock::now() + k_limit;
+    while (steady_clock::now() < deadline) {
+        char buf[64] = {};
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        for (const auto& call : calls) {
+            if (n > 0 && std::string(buf).rfind(call, 0) == 0) {
+                return true;
+            }
+        }
+        std::this_thread::yield();
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("net/wait: what ends a NetWait is applied on the waiter's own thread", "[net][wait]") {
+    // Rounds: the waiter sleeps on the worker's fd, then the writer sends a message to the
+    // owner's probe service and publishes the flag. A progress thread that takes the worker while
+    // a waiter holds it (now and then, at a slice's end) shows as a foreign handler thread.
+    constexpr std::int32_t k_rounds = 20;
+    Owner o;
+    std::atomic<pid_t> waiter{0};
+    std::atomic<std::int32_t> done{0};
+    std::vector<Waited> waits(k_rounds);
+    std::vector<pid_t> handlers(k_rounds);
+    std::thread t([&] {
+        waiter.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        for (std::int32_t r = 1; r <= k_rounds; ++r) {
+            waits[r - 1] = wait_flag(o, r, k_limit, std::chrono::seconds(60));
+            handlers[r - 1] = o.handler_thread.load();
+            done.store(r);
+        }
+    });
+    const std::byte note[8] = {};
+    const afd::Window win = o.remote->window();
+    for (std::int32_t r = 1; r <= k_rounds; ++r) {
+        while (done.load() != r - 1 || waiter.load() == 0) {
+            std::this_thread::yield();
+        }
+        REQUIRE(in_poll(waiter.load())); // asleep on the worker's fd before anything is sent
+        REQUIRE(o.writer->send(o.peer, k_probe_service, {}, note, k_limit) == Status::ok);
+        REQUIRE(win.write(o.exposed->owner_base() + 1024, note) == Status::ok);
+        REQUIRE(win.publish(o.exposed->owner_base() + 64, r) == Status::ok);
+        REQUIRE(win.ring() == Status::ok);
+    }
+    t.join();
+    for (std::int32_t r = 0; r < k_rounds; ++r) {
+        INFO("round " << r + 1);
+        CHECK(waits[r].seen);
+        CHECK_FALSE(waits[r].slept_to_deadline); // the data woke it, not the deadline
+        // The progress thread stayed off: the message before the flag was handled by the waiter.
+        CHECK(handlers[r] == waits[r].thread);
+    }
+}
+
+TEST_CASE("net/wait: a NetWait's wait ends at its deadline, never before", "[net][wait]") {
+    Owner o;
+    for (const auto limit : {std::chrono::milliseconds(20), std::chrono::milliseconds(60)}) {
+        const Waited w = wait_flag(o, 1, limit, std::chrono::seconds(60));
+        CHECK_FALSE(w.seen);
+        CHECK(w.took >= limit);
+    }
+}
+
+TEST_CASE("net/wait: Node::wake_waiters ends a NetWait's sleep (a stop)", "[net][wait]") {
+    Owner o;
+    std::atomic<pid_t> waiter{0};
+    Waited w;
+    std::thread t([&] {
+        waiter.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        w = wait_flag(o, 2, k_limit, std::chrono::seconds(60));
+    });
+    while (waiter.load() == 0) {
+        std::this_thread::yield();
+    }
+    REQUIRE(in_poll(waiter.load()));
+    // A flag stored without a ring, as a host stores its stop flag, then the host's wake.
+    std::atomic_ref(*reinterpret_cast<std::int32_t*>(o.memory.data() + 64))
+        .store(2, std::memory_order_release);
+    o.owner->wake_waiters();
+    t.join();
+    CHECK(w.seen);
+    CHECK_FALSE(w.slept_to_deadline);
+    CHECK(w.took < std::chrono::seconds(2)); // the wake ended it, not a heartbeat (every 5 s)
+}
+
+TEST_CASE("net/wait: a NetWait keeps peers alive while the progress thread is off", "[net][wait]") {
+    // Heartbeats every 50 ms, silence judged after 500 ms; the waiter holds the worker for three
+    // peer timeouts.
+    Owner o(std::chrono::milliseconds(50), std::chrono::milliseconds(500));
+    const Waited w = wait_flag(o, 3, std::chrono::milliseconds(1500), std::chrono::seconds(60));
+    CHECK_FALSE(w.seen);
+    CHECK(o.owner->peers().size() == 1);
+    CHECK(o.writer->alive(o.peer));
+}
