@@ -194,11 +194,11 @@ public:
 
 private:
     // Most CPU pauses between two tries of a spinning wait. spsc: one, like a hand-written spin
-    // loop. A pause costs 30-140 ns depending on the CPU, and each pause between the other
-    // side's hand-off and the next try is added to that hand-off's latency (a ping-pong pays it
-    // twice per round trip); polling costs the other side nothing extra, because it writes the
-    // index line we read once per item whatever the number of reads in between. mpmc backs off
-    // to 8: its waiters compete for the same positions.
+    // loop. A pause lasts tens to hundreds of cycles, depending on the core, and each pause
+    // between the other side's hand-off and the next try is added to that hand-off's latency
+    // (a ping-pong pays it twice per round trip); polling costs the other side nothing extra: it
+    // writes the line we poll once per item, however often we read it. mpmc backs off to 8: its
+    // waiters compete for the same positions.
     static constexpr unsigned k_max_backoff = Policy::multi_consumer ? 8 : 1;
 
     static std::size_t checked(std::size_t capacity) {
