@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
+#include <ferry/channel/detail/slot_storage.hpp>
 #include <ferry/core/cpu_relax.hpp>
 #include <memory>
 #include <new>
@@ -80,7 +81,7 @@ public:
         ::new (static_cast<void*>(cell.item)) T(std::move(value));
         const bool wraps = w + 1 == cells();
         const std::size_t next = wraps ? 0 : w + 1;
-        publish(producer_, next, wraps); // counted before it can be received
+        publish(producer_, next, wraps);               // counted before it can be received
         cell.full.store(1, std::memory_order_release); // hands the item over
         if ((next & (Every - 1)) == 0 && (!wraps || sampled_lap<Every>())) {
             std::forward<Sample>(sample)([this] { return size(); });
@@ -103,7 +104,7 @@ public:
         std::forward<Consume>(consume)(item);
         std::destroy_at(&item);
         const bool wraps = r + 1 == cells();
-        publish(consumer_, wraps ? 0 : r + 1, wraps); // counted before the cell is reused
+        publish(consumer_, wraps ? 0 : r + 1, wraps);  // counted before the cell is reused
         cell.full.store(0, std::memory_order_release); // hands the cell back
         return true;
     }
@@ -176,11 +177,7 @@ private:
     private:
         static constexpr std::align_val_t k_alignment{k_false_sharing_range};
         static std::size_t bytes_for(std::size_t count) {
-            constexpr std::size_t range = k_false_sharing_range;
-            if (count > (SIZE_MAX - 3 * range) / sizeof(Cell)) {
-                throw std::bad_alloc();
-            }
-            return (count * sizeof(Cell) + range - 1) / range * range + 2 * range;
+            return padded_cells_bytes(count, sizeof(Cell));
         }
 
         std::byte* raw_;
