@@ -65,10 +65,10 @@ public:
 
     // Producer only. Moves from `value` only when it returns true (a failed push hands it back).
     // Calls sample(depth) after a push that leaves the write index at a multiple of `Every` (a
-    // power of two), where index 0 (the wrap) counts on one lap in ceil(Every / cells) rounded up
-    // to a power of two (so a small ring is sampled about every `Every` pushes too, not every
-    // lap); depth() answers the queue depth (it loads the consumer's index: a high-water mark
-    // samples it rather than paying for it on every push).
+    // power of two), where index 0 (the wrap) counts on one lap in Every / cells, rounded down
+    // to a power of two (so a ring of fewer than `Every` cells is sampled at least every `Every`
+    // pushes, not every lap); depth() answers the queue depth (it loads the consumer's index: a
+    // high-water mark samples it rather than paying for it on every push).
     template <std::size_t Every, typename Sample>
     bool try_push(T& value, Sample&& sample) noexcept {
         static_assert(Every != 0 && (Every & (Every - 1)) == 0);
@@ -143,7 +143,7 @@ private:
     // Producer only, just after a wrap: whether this lap's wrap is sampled (see try_push).
     template <std::size_t Every>
     [[nodiscard]] bool sampled_lap() const noexcept {
-        const std::size_t per_sample = std::bit_ceil((Every + cells() - 1) / cells());
+        const std::size_t per_sample = std::bit_floor(std::max<std::size_t>(1, Every / cells()));
         const std::uint64_t lap = producer_.laps.load(std::memory_order_relaxed) / 2;
         return (lap & (per_sample - 1)) == 0;
     }
