@@ -88,8 +88,17 @@ void blocking_mutex(benchmark::State& state) {
     finish(state, k_blocking_messages<C>, ok);
 }
 
+// Time the two channels' receivers spent parked (stats()): a round trip whose spin phase is too
+// short to catch the other side's reply parks, and each park costs far more than a hand-off.
+template <typename Channel>
+double parked_us(const Channel& a, const Channel& b) {
+    const auto ns = a.stats().receive_blocked_ns + b.stats().receive_blocked_ns;
+    return static_cast<double>(ns) / 1000.0;
+}
+
 template <std::size_t C>
 void pingpong_ferry(benchmark::State& state) {
+    double parked = 0;
     for (auto _ : state) {
         const auto there = std::make_unique<ferry::Channel<std::uint64_t, C>>();
         const auto back = std::make_unique<ferry::Channel<std::uint64_t, C>>();
@@ -100,7 +109,9 @@ void pingpong_ferry(benchmark::State& state) {
                 benchmark::DoNotOptimize(back->receive());
             },
             [&] { (void)back->send(there->receive().value_or(0)); }));
+        parked += parked_us(*there, *back);
     }
+    state.counters["parked_us"] = parked; // warm-up included
     state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
 }
 

@@ -58,6 +58,20 @@ TEST_CASE("the high-water mark samples the depth without a full channel") {
     CHECK(ch.stats().full == 0);
 }
 
+TEST_CASE("a ring smaller than the sample period is still sampled, about every 64 sends") {
+    ferry::Channel<int, 4> ch; // 4 cells: one wrap in 16 is sampled
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(ch.try_send(int{i}) == Status::ok);
+    }
+    for (int i = 3; i < 3 + 64; ++i) { // the depth stays at 3, the channel never full
+        REQUIRE(ch.try_receive().has_value());
+        REQUIRE(ch.try_send(int{i}) == Status::ok);
+        CHECK(ch.stats().high_water <= 3);
+    }
+    CHECK(ch.stats().high_water == 3); // sampled at least once in 64 sends
+    CHECK(ch.stats().full == 0);
+}
+
 TEST_CASE("time parked is counted for the side that waited") {
     ferry::Channel<int, 2> ch;
     SECTION("a timed receive that expires") {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <ferry/channel/channel.hpp>
+#include <ferry/core/cpu_relax.hpp>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -133,6 +134,64 @@ TEST_CASE("spsc 1x1: every message delivered exactly once, in order") {
         ferry::Channel<std::uint64_t, ferry::dynamic_capacity> ch(8192);
         run_lossless(ch, 1, 1);
     }
+}
+
+namespace {
+// A payload of several words that must agree: an item overwritten while it is being read (a
+// cell handed back to the producer too early) shows as a mismatch or a wrong sequence number.
+struct Stamped {
+    std::uint64_t seq = 0;
+    std::uint64_t tripled = 0;
+    std::uint64_t inverted = ~std::uint64_t{0};
+    [[nodiscard]] static Stamped of(std::uint64_t i) noexcept { return {i, 3 * i, ~i}; }
+    [[nodiscard]] bool is(std::uint64_t i) const noexcept {
+        return seq == i && tripled == 3 * i && inverted == ~i;
+    }
+};
+
+// Retries until `attempt` is true: pauses, and a yield now and then (both threads may share one
+// CPU), never a park, so the two sides run into each other as often as possible.
+template <typename Attempt>
+void spin(Attempt attempt) {
+    for (unsigned tries = 1; !attempt(); ++tries) {
+        if (tries % 64 == 0) {
+            std::this_thread::yield();
+        } else {
+            ferry::detail::cpu_relax();
+        }
+    }
+}
+} // namespace
+
+TEST_CASE("spsc capacity 2: no cell is reused before its item was read; exact sequence") {
+    ferry::Channel<Stamped, 2> ch;
+    std::atomic<std::uint64_t> oversize{0}; // the producer saw size() above the capacity
+    std::thread producer([&ch, &oversize] {
+        for (std::uint64_t i = 0; i < k_messages; ++i) {
+            spin([&] { return ch.try_send(Stamped::of(i)) == Status::ok; });
+            oversize += ch.size() > 2 ? 1 : 0;
+        }
+    });
+    std::uint64_t wrong = 0; // items that were not the next one, intact
+    std::uint64_t first_wrong = ~std::uint64_t{0};
+    for (std::uint64_t i = 0; i < k_messages; ++i) {
+        Stamped got;
+        spin([&] {
+            auto r = ch.try_receive();
+            got = r.value_or(Stamped{});
+            return r.has_value();
+        });
+        if (!got.is(i)) {
+            first_wrong = wrong++ == 0 ? i : first_wrong;
+        }
+    }
+    producer.join();
+    INFO("first wrong item at " << first_wrong);
+    CHECK(wrong == 0);
+    CHECK(oversize.load() == 0);
+    CHECK(ch.try_receive().status() == Status::empty); // nothing extra, nothing duplicated
+    CHECK(ch.stats().sent == k_messages);
+    CHECK(ch.stats().received == k_messages);
 }
 
 namespace {

@@ -193,7 +193,13 @@ public:
     }
 
 private:
-    static constexpr unsigned k_max_backoff = 8;
+    // Most CPU pauses between two tries of a spinning wait. spsc: one, like a hand-written spin
+    // loop. A pause lasts tens to hundreds of cycles, depending on the core, and each pause
+    // between the other side's hand-off and the next try is added to that hand-off's latency
+    // (a ping-pong pays it twice per round trip); polling costs the other side nothing extra: it
+    // writes the line we poll once per item, however often we read it. mpmc backs off to 8: its
+    // waiters compete for the same positions.
+    static constexpr unsigned k_max_backoff = Policy::multi_consumer ? 8 : 1;
 
     static std::size_t checked(std::size_t capacity) {
         if (!is_valid_channel_capacity(capacity)) {
@@ -356,9 +362,7 @@ private:
             const Status s = attempt(false);
             return s == busy ? Status::timed_out : s;
         }
-        // Back off (1, 2, 4, then k_max_backoff pauses between tries) so that a waiting side
-        // polls the other side's index line less often; capped low, because every pause between
-        // tries can add to the latency of a hand-off (a round trip is under 1 us).
+        // Spin: k_max_backoff above (spsc tries after every pause; mpmc backs off 1, 2, 4, 8).
         unsigned pause = 1;
         for (unsigned spent = 0; spent < Policy::spin_limit; spent += pause) {
             for (unsigned i = 0; i < pause; ++i) {

@@ -21,6 +21,17 @@
 
 namespace ferry::detail {
 
+// Bytes for `count` cells of `cell_size` bytes rounded up to whole false-sharing ranges, plus
+// one range before and one after (the layout above; the spsc ring's flagged cells use it too).
+// Throws std::bad_alloc when that does not fit a size_t.
+inline std::size_t padded_cells_bytes(std::size_t count, std::size_t cell_size) {
+    constexpr std::size_t range = k_false_sharing_range;
+    if (count > (SIZE_MAX - 3 * range) / cell_size) {
+        throw std::bad_alloc();
+    }
+    return (count * cell_size + range - 1) / range * range + 2 * range;
+}
+
 template <typename T>
 class SlotStorage {
     static_assert(alignof(T) <= k_false_sharing_range, "over-aligned items are not supported");
@@ -51,14 +62,7 @@ public:
 private:
     static constexpr std::align_val_t k_alignment{k_false_sharing_range};
 
-    // The cells rounded up to whole ranges, plus one range before and one after.
-    static std::size_t bytes_for(std::size_t count) {
-        constexpr std::size_t range = k_false_sharing_range;
-        if (count > (SIZE_MAX - 3 * range) / sizeof(T)) {
-            throw std::bad_alloc();
-        }
-        return (count * sizeof(T) + range - 1) / range * range + 2 * range;
-    }
+    static std::size_t bytes_for(std::size_t count) { return padded_cells_bytes(count, sizeof(T)); }
 
     std::byte* raw_;
     std::byte* cells_;

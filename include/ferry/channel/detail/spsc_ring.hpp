@@ -1,23 +1,26 @@
 #pragma once
 // SpscRing: the storage and lock-free transport of an spsc channel.
 //
-// A Lamport ring of `capacity + 1` cells that holds exactly `capacity` items
-// (docs/cann-contract/tdt.md#channel-capacity): the producer owns `write_`, the consumer owns
-// `read_`, each publishes its index with a release store and reads the other's with an acquire
-// load. Items are moved into and out of the cells
-// themselves (SlotStorage), so move-only types travel and nothing is allocated per message.
+// A ring of exactly `capacity` cells (docs/cann-contract/tdt.md#channel-capacity). Each cell
+// holds an item and its own "full" flag, on the same cache line: the producer puts an item in
+// the cell at its index when that cell's flag is clear, then sets the flag (release); the
+// consumer takes the item at its index when the flag is set, then clears it (release). Neither
+// side reads the other side's index to move an item, so a hand-off moves one cache line (the
+// cell's), where an index ring (boost::lockfree::spsc_queue; a ring with cached indices, as
+// this one was) moves the cell's line and an index line, and at small capacities bounces both
+// index lines as well (docs/performance/channel.md, "Why it is faster"). Items are moved into
+// and out of the cells themselves, so move-only types travel and nothing is allocated per
+// message.
 //
-// Each side also keeps a private copy of the other side's index and reloads the shared one only
-// when its copy says "full" (producer) or "empty" (consumer) — rigtorp::SPSCQueue's cached
-// indices. While the ring is neither full nor empty an operation touches no cache line the other
-// thread writes, except the cell it hands over.
+// Each side still publishes its index (release, on its own line, read by nobody on the fast
+// path): size(), stats() and the high-water sample read them. The producer publishes before it
+// sets the flag and the consumer before it clears it, so a reader that sees an item popped also
+// sees it pushed (received <= sent), and pushed - popped never counts more than `capacity`
+// items for a reader that loads popped first.
 //
 // Why not boost::lockfree::spsc_queue underneath: Boost 1.74's queue copies on push and cannot
 // hold move-only items, so the channel would need its own cells anyway and the queue would carry
 // cell indices — two rings per message — and it reads the other side's index on every operation.
-// That layering measured clearly slower than this ring; the current figures, against Boost's
-// spsc_queue as the baseline every spsc benchmark compares with, are in
-// docs/performance/channel.md (quoted here they would go stale).
 //
 // Counting for free (docs/channel.md, Counters): each side also keeps a lap count next to its
 // published index, bumped only when its index wraps to 0, so `pushed()` = laps x cells + index
@@ -28,49 +31,59 @@
 // Thread roles: try_push from one producer thread; try_pop and clear from one consumer thread;
 // size(), pushed(), popped() and capacity() from anywhere.
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
 #include <ferry/core/cpu_relax.hpp>
+#include <memory>
+#include <new>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace ferry::detail {
 
 template <typename T, std::size_t Capacity>
 class SpscRing {
+    static_assert(alignof(T) <= k_false_sharing_range, "over-aligned items are not supported");
+
 public:
-    explicit SpscRing(std::size_t capacity) : cells_count_(capacity + 1), cells_(capacity + 1) {}
+    // Throws std::bad_alloc when the cells cannot be allocated.
+    explicit SpscRing(std::size_t capacity) : cells_(capacity) {}
 
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
 
     ~SpscRing() { clear(); }
 
-    [[nodiscard]] std::size_t capacity() const noexcept { return cells() - 1; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return cells(); }
 
     // Producer only. Moves from `value` only when it returns true (a failed push hands it back).
     // Calls sample(depth) after a push that leaves the write index at a multiple of `Every` (a
-    // power of two; index 0, the wrap, included); depth() answers the queue depth (it loads the
-    // consumer's index: a high-water mark samples it rather than paying for it on every push).
+    // power of two), where index 0 (the wrap) counts on one lap in Every / cells, rounded down
+    // to a power of two (so a ring of fewer than `Every` cells is sampled at least every `Every`
+    // pushes, not every lap); depth() answers the queue depth (it loads the consumer's index: a
+    // high-water mark samples it rather than paying for it on every push).
     template <std::size_t Every, typename Sample>
     bool try_push(T& value, Sample&& sample) noexcept {
         static_assert(Every != 0 && (Every & (Every - 1)) == 0);
-        const std::size_t w = producer_.write.value.load(std::memory_order_relaxed);
+        const std::size_t w = producer_.value.load(std::memory_order_relaxed);
+        Cell& cell = cells_[w];
+        // Acquire: the consumer's move out of this cell and its destruction happened before.
+        if (cell.full.load(std::memory_order_acquire) != 0) {
+            return false; // full: the oldest item is still here
+        }
+        ::new (static_cast<void*>(cell.item)) T(std::move(value));
         const bool wraps = w + 1 == cells();
         const std::size_t next = wraps ? 0 : w + 1;
-        if (next == producer_.read_copy.value) {
-            producer_.read_copy.value = consumer_.read.value.load(std::memory_order_acquire);
-            if (next == producer_.read_copy.value) {
-                return false; // full
-            }
-        }
-        cells_.construct(w, std::move(value));
-        publish(producer_.write, next, wraps);
-        if ((next & (Every - 1)) == 0) {
+        publish(producer_, next, wraps);               // counted before it can be received
+        cell.full.store(1, std::memory_order_release); // hands the item over
+        if ((next & (Every - 1)) == 0 && (!wraps || sampled_lap<Every>())) {
             std::forward<Sample>(sample)([this] { return size(); });
         }
         return true;
@@ -82,17 +95,17 @@ public:
     // Consumer only. Calls consume(T&) with the oldest item, then destroys it.
     template <typename Consume>
     bool try_pop(Consume&& consume) noexcept {
-        const std::size_t r = consumer_.read.value.load(std::memory_order_relaxed);
-        if (r == consumer_.write_copy.value) {
-            consumer_.write_copy.value = producer_.write.value.load(std::memory_order_acquire);
-            if (r == consumer_.write_copy.value) {
-                return false; // empty
-            }
+        const std::size_t r = consumer_.value.load(std::memory_order_relaxed);
+        Cell& cell = cells_[r];
+        if (cell.full.load(std::memory_order_acquire) == 0) {
+            return false; // empty
         }
-        std::forward<Consume>(consume)(cells_[r]);
-        cells_.destroy(r);
+        T& item = *std::launder(reinterpret_cast<T*>(cell.item));
+        std::forward<Consume>(consume)(item);
+        std::destroy_at(&item);
         const bool wraps = r + 1 == cells();
-        publish(consumer_.read, wraps ? 0 : r + 1, wraps);
+        publish(consumer_, wraps ? 0 : r + 1, wraps);  // counted before the cell is reused
+        cell.full.store(0, std::memory_order_release); // hands the cell back
         return true;
     }
 
@@ -105,31 +118,76 @@ public:
         return dropped;
     }
 
-    // Any thread. Exact when no push or pop is in flight; within [0, capacity] always.
+    // Any thread. Exact when no push or pop is in flight; within [0, capacity] always. Popped
+    // first: a pop seen is of an item whose push is seen too (see the header comment).
     [[nodiscard]] std::size_t size() const noexcept {
-        const std::size_t r = consumer_.read.value.load(std::memory_order_acquire);
-        const std::size_t w = producer_.write.value.load(std::memory_order_acquire);
-        return w >= r ? w - r : w + cells() - r;
+        const std::uint64_t out = popped();
+        const std::uint64_t in = pushed();
+        return in <= out ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(in - out, cells()));
     }
 
     // Any thread. Items pushed / popped (clear() included) since the ring was made: exact when
     // no push or pop of that side is in flight, otherwise the count before or after it.
-    [[nodiscard]] std::uint64_t pushed() const noexcept { return count(producer_.write); }
-    [[nodiscard]] std::uint64_t popped() const noexcept { return count(consumer_.read); }
+    [[nodiscard]] std::uint64_t pushed() const noexcept { return count(producer_); }
+    [[nodiscard]] std::uint64_t popped() const noexcept { return count(consumer_); }
 
 private:
     [[nodiscard]] std::size_t cells() const noexcept {
         if constexpr (Capacity == dynamic_capacity) {
-            return cells_count_;
+            return cells_.count();
         } else {
-            return Capacity + 1;
+            return Capacity;
         }
     }
 
-    // Four separate lines (pairs): each published index is written by one side and read by the
-    // other; each private copy is read and written by its owner only, so refreshing a copy never
-    // steals the line the other side is polling. `laps` (twice the laps completed, odd while a
-    // wrap is being published) shares its owner's index line: written once a lap.
+    // Producer only, just after a wrap: whether this lap's wrap is sampled (see try_push).
+    template <std::size_t Every>
+    [[nodiscard]] bool sampled_lap() const noexcept {
+        const std::size_t per_sample = std::bit_floor(std::max<std::size_t>(1, Every / cells()));
+        const std::uint64_t lap = producer_.laps.load(std::memory_order_relaxed) / 2;
+        return (lap & (per_sample - 1)) == 0;
+    }
+
+    // An item and the flag that says whether it is there, on one line for a small T.
+    struct Cell {
+        std::atomic<std::uint32_t> full{0};
+        alignas(T) std::byte item[sizeof(T)];
+    };
+
+    // The cells, starting on a false-sharing boundary with one false-sharing range of padding on
+    // each side (rigtorp::SPSCQueue pads its slots the same way): otherwise the first and last
+    // cells would share lines with whatever the allocator put next to them.
+    class Cells {
+    public:
+        explicit Cells(std::size_t count)
+            : raw_(static_cast<std::byte*>(::operator new(bytes_for(count), k_alignment))),
+              cells_(reinterpret_cast<Cell*>(raw_ + k_false_sharing_range)), count_(count) {
+            static_assert(std::is_trivially_destructible_v<Cell>);
+            for (std::size_t i = 0; i < count; ++i) {
+                ::new (static_cast<void*>(cells_ + i)) Cell;
+            }
+        }
+        Cells(const Cells&) = delete;
+        Cells& operator=(const Cells&) = delete;
+        ~Cells() { ::operator delete(raw_, k_alignment); }
+
+        [[nodiscard]] Cell& operator[](std::size_t index) noexcept { return cells_[index]; }
+        [[nodiscard]] std::size_t count() const noexcept { return count_; }
+
+    private:
+        static constexpr std::align_val_t k_alignment{k_false_sharing_range};
+        static std::size_t bytes_for(std::size_t count) {
+            return padded_cells_bytes(count, sizeof(Cell));
+        }
+
+        std::byte* raw_;
+        Cell* cells_;
+        std::size_t count_;
+    };
+
+    // Each side's published index, on its own line pair: written by its owner on every
+    // operation, read by others only for size() and stats(). `laps` (twice the laps completed,
+    // odd while a wrap is being published) shares the line: written once a lap.
     struct alignas(k_false_sharing_range) Index {
         std::atomic<std::size_t> value{0};
         std::atomic<std::uint64_t> laps{0};
@@ -167,22 +225,10 @@ private:
             }
         }
     }
-    struct alignas(k_false_sharing_range) Copy {
-        std::size_t value = 0;
-    };
-    struct Producer {
-        Index write;    // published
-        Copy read_copy; // the consumer's `read`, as last seen
-    };
-    struct Consumer {
-        Index read;
-        Copy write_copy;
-    };
 
-    std::size_t cells_count_;
-    SlotStorage<T> cells_;
-    Producer producer_;
-    Consumer consumer_;
+    Cells cells_;
+    Index producer_; // the write index
+    Index consumer_; // the read index
 };
 
 } // namespace ferry::detail
