@@ -50,7 +50,9 @@ struct Owner {
     }
     // Heartbeats rare by default: a sleep that ends early ended for what the test did.
     explicit Owner(std::chrono::milliseconds heartbeat = std::chrono::seconds(5),
-                   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30)) {
+                   std::chrono::milliseconds peer_timeout = std::chrono::seconds(30),
+                   std::size_t bytes = 4096) {
+        memory = std::vector<std::byte>(bytes);
         owner = node("127.0.0.1:0", heartbeat, peer_timeout);
         auto e = net::ExposedWindow::expose(*owner, memory);
         REQUIRE(e.has_value());
@@ -100,13 +102,17 @@ Waited wait_flag(Owner& o, std::int32_t value, steady_clock::duration limit,
     return w;
 }
 
-// Waits (bounded) until thread `tid` of this process sleeps in poll (the worker's fd).
-bool in_poll(pid_t tid) {
+std::vector<std::string> poll_calls() {
     std::vector<std::string> calls;
 #ifdef SYS_poll
     calls.push_back(std::to_string(SYS_poll) + " ");
 #endif
     calls.push_back(std::to_string(SYS_ppoll) + " ");
+    return calls;
+}
+
+// Waits (bounded) until thread `tid` of this process is in one of the system calls `calls`.
+bool in_syscall(pid_t tid, const std::vector<std::string>& calls) {
     const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
     const auto deadline = steady_clock::now() + k_limit;
     while (steady_clock::now() < deadline) {
@@ -124,6 +130,11 @@ bool in_poll(pid_t tid) {
         std::this_thread::yield();
     }
     return false;
+}
+
+// Waits (bounded) until thread `tid` of this process sleeps in poll (the worker's fd).
+bool in_poll(pid_t tid) {
+    return in_syscall(tid, poll_calls());
 }
 
 } // namespace
@@ -207,4 +218,57 @@ TEST_CASE("net/wait: a NetWait keeps peers alive while the progress thread is of
     CHECK_FALSE(w.seen);
     CHECK(o.owner->peers().size() == 1);
     CHECK(o.writer->alive(o.peer));
+}
+
+TEST_CASE("net/wait: a put and a flush wait for their completion on the caller's thread",
+          "[net][wait]") {
+    // A 1 MiB put (a rendezvous) completes, and a flush is answered, only once the owner
+    // progresses. The owner's hold service keeps its worker until the writer's probe service has
+    // run: a message the owner posts while the writer's thread waits, so the thread that runs the
+    // writer's handler is the one progressing the writer's worker for that wait.
+    constexpr std::size_t k_bytes = std::size_t{1} << 20;
+    constexpr net::ServiceId k_hold_service = 0x7e58;
+    Owner o(std::chrono::seconds(5), std::chrono::seconds(30), k_bytes);
+    std::atomic<pid_t> writer_handler{0};
+    std::atomic<bool> go{false};
+    const std::byte note[8] = {};
+    o.writer->serve(k_probe_service, [&](net::Delivery&) -> net::Verdict {
+        writer_handler.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        return nullptr;
+    });
+    o.owner->serve(k_hold_service, [&](net::Delivery& d) -> net::Verdict {
+        const auto until = steady_clock::now() + k_limit;
+        while (!go.load() && steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        if (o.owner->post(d.peer(), k_probe_service, {}, note, nullptr) == Status::ok) {
+            while (writer_handler.load() == 0 && steady_clock::now() < until) {
+                std::this_thread::yield();
+            }
+        }
+        return nullptr;
+    });
+    REQUIRE(o.writer->send(o.peer, k_hold_service, {}, note, k_limit) == Status::ok);
+    const std::vector<std::byte> bytes(k_bytes, std::byte{0x5a});
+    std::atomic<pid_t> putter{0};
+    Status put = Status::invalid_param;
+    Status flushed = Status::invalid_param;
+    std::thread t([&] {
+        putter.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+        put = o.remote->window().write(o.exposed->owner_base(), bytes);
+        flushed = o.writer->flush(o.peer, k_limit);
+    });
+    while (putter.load() == 0) {
+        std::this_thread::yield();
+    }
+    // Asleep waiting for the owner (a sleep on the worker's fd, or on a condition variable).
+    auto calls = poll_calls();
+    calls.push_back(std::to_string(SYS_futex) + " ");
+    REQUIRE(in_syscall(putter.load(), calls));
+    go.store(true);
+    t.join();
+    CHECK(put == Status::ok);
+    CHECK(flushed == Status::ok);
+    CHECK(writer_handler.load() == putter.load());
+    CHECK(o.memory[k_bytes - 1] == std::byte{0x5a});
 }

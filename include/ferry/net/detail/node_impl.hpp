@@ -204,22 +204,7 @@ inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadli
 inline void Node::leave_waiters() noexcept {
     const int fd = detail::own_wait_fd_if_any();
     std::lock_guard lock(impl_->mu);
-    auto& waiters = impl_->fd_waiters;
-    if (const auto it = std::find(waiters.begin(), waiters.end(), fd); it != waiters.end()) {
-        waiters.erase(it);
-    }
-    if (!waiters.empty()) {
-        return;
-    }
-    // The worker goes back to the progress thread: armed and in its epoll set, it wakes the
-    // thread for the next event only; events already pending (busy) wake it now.
-    while (impl_->progress_locked()) {
-    }
-    if (ucp_worker_arm(impl_->worker.h) == UCS_ERR_BUSY) {
-        impl_->wake();
-    } else {
-        impl_->watch_worker(true);
-    }
+    impl_->leave_fd_waiters(fd);
 }
 
 inline void Node::wake_waiters() noexcept {

@@ -380,6 +380,26 @@ inline void Node::Impl::wake_fd_waiters(int except) const noexcept {
     }
 }
 
+// `fd` leaves the joined waiters, `mu` held; the last one hands the worker back to the progress
+// thread: armed and in its epoll set, it wakes the thread for the next event only; events
+// already pending (busy) wake it now.
+inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
+    if (const auto it = std::find(fd_waiters.begin(), fd_waiters.end(), fd);
+        it != fd_waiters.end()) {
+        fd_waiters.erase(it);
+    }
+    if (!fd_waiters.empty()) {
+        return;
+    }
+    while (progress_locked()) {
+    }
+    if (ucp_worker_arm(worker.h) == UCS_ERR_BUSY) {
+        wake();
+    } else {
+        watch_worker(true);
+    }
+}
+
 // A waiter's sleep (Node::progress_or_sleep), `mu` held on entry and on return: arm the worker
 // and, unless UCX has events already (busy: the caller progresses again), poll the worker's fd
 // and the waiter's own eventfd — written by any other thread's progress, a lost peer,

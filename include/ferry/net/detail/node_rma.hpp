@@ -14,6 +14,7 @@
 // tcp a put lands inside that progress), so a parked owner wakes either way.
 
 #include <algorithm>
+#include <ferry/net/detail/node_progress.hpp>
 #include <ferry/net/detail/node_state.hpp>
 
 namespace ferry::net {
@@ -148,6 +149,51 @@ inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind
     return issue(conn, op, kind, {}, UCP_AM_SEND_FLAG_EAGER);
 }
 
+// A caller waiting for its own operation (a put, a flush) progresses the worker itself, as a
+// joined waiter does (Node::join_waiters), so that the completion is applied on its own thread
+// with no hand-off through the progress thread: it progresses while there is work, polls up to
+// k_own_spin times more, then sleeps on the worker's fd (at most k_own_sleep, as the tcp
+// transport may miss a wake-up) until `ready()` (called with `mu` held) or the deadline. The
+// progress thread keeps the heartbeats meanwhile. Where the thread cannot join (no eventfd), it
+// waits through the progress thread (wait_until).
+template <typename Ready>
+bool Node::Impl::wait_on_worker(std::unique_lock<std::recursive_mutex>& lock,
+                                clock::time_point deadline, Ready ready) {
+    const int fd = detail::own_wait_fd();
+    if (fd < 0) {
+        return wait_until(lock, deadline, ready);
+    }
+    // A thread joined already (a NetWait's, progressing) stays joined after this wait.
+    const bool joined = std::find(fd_waiters.begin(), fd_waiters.end(), fd) == fd_waiters.end();
+    if (joined) {
+        try {
+            fd_waiters.push_back(fd);
+        } catch (...) {
+            return wait_until(lock, deadline, ready); // no memory for the entry
+        }
+        watch_worker(false);
+    }
+    bool done = false;
+    std::uint32_t idle = 0;
+    while (true) {
+        const bool any = progress_locked();
+        if ((done = ready()) || clock::now() >= deadline) {
+            break;
+        }
+        idle = any ? 0 : idle + 1;
+        if (idle <= k_own_spin) {
+            continue;
+        }
+        idle = 0;
+        const auto bound = std::min(deadline, clock::now() + k_own_sleep);
+        sleep_on_worker(lock, fd, bound); // busy: progresses again at once
+    }
+    if (joined) {
+        leave_fd_waiters(fd);
+    }
+    return done;
+}
+
 // `rings`: the owner rings the region's doorbell once the bytes are applied — in the put's
 // message where puts are checked; by a ring message after a fence where they are one-sided.
 inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t owner_address,
@@ -197,7 +243,7 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
     if (s != Status::ok || in_callback || op->finished) {
         return s;
     }
-    wait_until(lock, clock::time_point::max(), [&] { return op->finished; });
+    wait_on_worker(lock, clock::time_point::max(), [&] { return op->finished; });
     return op->result;
 }
 
@@ -234,7 +280,7 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
         p.cb.send = [](void*, ucs_status_t, void* self) { static_cast<Impl*>(self)->notify(); };
         p.user_data = this;
         void* request = ucp_ep_flush_nbx(conn->ep, &p);
-        const bool done = wait_until(
+        const bool done = wait_on_worker(
             lock, deadline, [&] { return detail::request_state(request) != UCS_INPROGRESS; });
         const ucs_status_t state = detail::request_state(request);
         if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
@@ -253,7 +299,7 @@ inline Status Node::Impl::flush(PeerId peer_id, Timeout timeout) {
         s != Status::ok) {
         return s;
     }
-    const bool done = wait_until(lock, deadline, [&] {
+    const bool done = wait_on_worker(lock, deadline, [&] {
         return conn->state == detail::ConnState::lost || conn->flush_answered >= f.sequence;
     });
     if (conn->state == detail::ConnState::lost) {

@@ -189,6 +189,11 @@ struct Node::Impl {
     void wake_fd_waiters(int except) const noexcept; // with `mu` held
     bool sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
                          clock::time_point deadline);
+    void leave_fd_waiters(int fd) noexcept; // with `mu` held
+    // A caller waiting for its own put or flush (wait_on_worker): empty polls before it sleeps,
+    // and its longest sleep on the worker's fd.
+    static constexpr std::uint32_t k_own_spin = 64;
+    static constexpr auto k_own_sleep = std::chrono::milliseconds(1);
     std::atomic<bool> stopping{false};
     std::thread thread;
     clock::time_point next_heartbeat;
@@ -243,6 +248,10 @@ struct Node::Impl {
     template <typename Ready>
     bool wait_until(std::unique_lock<std::recursive_mutex>& lock, clock::time_point deadline,
                     Ready ready);
+    // The same, the calling thread progressing the worker itself (a joined waiter).
+    template <typename Ready>
+    bool wait_on_worker(std::unique_lock<std::recursive_mutex>& lock, clock::time_point deadline,
+                        Ready ready);
 
     // node_connections.hpp
     static void on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status);
