@@ -139,6 +139,8 @@ def run_kill(job: Job, victim: str) -> bool:
     took = time.monotonic() - killed
     print(f"  {victim} killed: the survivor exited with {status} after {took * 1000:.0f} ms "
           f"(bound {BOUND_S * 1000:.0f} ms)")
+    if status != PEER_LOST:
+        print("\n".join(f"  stderr: {l}" for l in job.stderr_lines()))
     return status == PEER_LOST
 
 

@@ -21,6 +21,7 @@
 
 #include "afd_ranks.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -148,7 +149,12 @@ private:
 ferry::Result<std::unique_ptr<net::RemoteWindow>> open_first(net::Node& node, net::PeerId peer) {
     const std::vector<net::RemoteRegion> regions = node.regions(peer);
     if (regions.empty()) {
-        return Status::invalid_param;
+        // A peer lost before this node opened its window (it may die while this node is still
+        // setting up) is reported as lost, not as a setup error.
+        const auto stats = node.peer_stats();
+        const bool lost = std::ranges::any_of(
+            stats, [&](const net::PeerStats& p) { return p.peer == peer && !p.alive; });
+        return lost ? Status::peer_lost : Status::invalid_param;
     }
     return net::RemoteWindow::open(node, peer, regions.front().id);
 }
@@ -209,6 +215,10 @@ int run_ffn_node(const Options& o) {
         const Status st = sessions.add(**node, **own, peers[s], [&](std::uint64_t base) {
             return attention_context(base, o.c);
         });
+        if (st == Status::peer_lost) {
+            std::fprintf(stderr, "afd_node: session %zu: peer_lost during setup\n", s);
+            return k_exit_peer_lost;
+        }
         if (st != Status::ok) {
             return fail("session " + std::to_string(s) + " exposed no window", st);
         }
@@ -302,6 +312,10 @@ int run_attention_node(Options o) {
         const Status st = ffns.add(**node, **own, *peer, [&](std::uint64_t base) {
             return ffn_context(base, rank_config(o.c, f, o.ranks));
         });
+        if (st == Status::peer_lost) {
+            std::fprintf(stderr, "afd_node: ffn rank %u: peer_lost during setup\n", f);
+            return k_exit_peer_lost;
+        }
         if (st != Status::ok) {
             return fail("ffn rank " + std::to_string(f) + " exposed no window", st);
         }
