@@ -169,14 +169,8 @@ inline bool Node::join_waiters() noexcept {
                          LogLevel::warning);
         return false;
     }
-    try {
-        std::lock_guard lock(impl_->mu);
-        impl_->fd_waiters.push_back(fd);
-        impl_->watch_worker(false); // the progress thread sleeps on, off the worker
-    } catch (...) {
-        return false; // no memory for the entry: the caller naps instead
-    }
-    return true;
+    std::lock_guard lock(impl_->mu);
+    return impl_->join_fd_waiters(fd); // false: no memory for the entry, the caller naps
 }
 
 inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadline) noexcept {
@@ -189,8 +183,7 @@ inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadli
         any = true;
     }
     const int fd = detail::own_wait_fd_if_any();
-    if (any || std::find(impl_->fd_waiters.begin(), impl_->fd_waiters.end(), fd) ==
-                   impl_->fd_waiters.end()) {
+    if (any || !impl_->is_fd_waiter(fd)) {
         return any; // a thread that did not join does not sleep here
     }
     if (!impl_->sleep_on_worker(lock, fd, deadline)) {

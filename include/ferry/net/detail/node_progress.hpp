@@ -380,6 +380,22 @@ inline void Node::Impl::wake_fd_waiters(int except) const noexcept {
     }
 }
 
+// `fd` joins the waiters on the worker, `mu` held: the progress thread keeps off the worker
+// from now on. False when there is no memory for the entry (the caller waits another way).
+inline bool Node::Impl::join_fd_waiters(int fd) noexcept {
+    try {
+        fd_waiters.push_back(fd);
+    } catch (...) {
+        return false;
+    }
+    watch_worker(false);
+    return true;
+}
+
+inline bool Node::Impl::is_fd_waiter(int fd) const noexcept {
+    return std::ranges::find(fd_waiters, fd) != fd_waiters.end();
+}
+
 // `fd` leaves the joined waiters, `mu` held; the last one hands the worker back to the progress
 // thread: armed and in its epoll set, it wakes the thread for the next event only; events
 // already pending (busy) wake it now.

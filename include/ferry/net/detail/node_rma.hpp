@@ -164,14 +164,9 @@ bool Node::Impl::wait_on_worker(std::unique_lock<std::recursive_mutex>& lock,
         return wait_until(lock, deadline, ready);
     }
     // A thread joined already (a NetWait's, progressing) stays joined after this wait.
-    const bool joined = std::find(fd_waiters.begin(), fd_waiters.end(), fd) == fd_waiters.end();
-    if (joined) {
-        try {
-            fd_waiters.push_back(fd);
-        } catch (...) {
-            return wait_until(lock, deadline, ready); // no memory for the entry
-        }
-        watch_worker(false);
+    const bool joins_here = !is_fd_waiter(fd);
+    if (joins_here && !join_fd_waiters(fd)) {
+        return wait_until(lock, deadline, ready); // no memory for the entry
     }
     bool done = false;
     std::uint32_t idle = 0;
@@ -188,7 +183,7 @@ bool Node::Impl::wait_on_worker(std::unique_lock<std::recursive_mutex>& lock,
         const auto bound = std::min(deadline, clock::now() + k_own_sleep);
         sleep_on_worker(lock, fd, bound); // busy: progresses again at once
     }
-    if (joined) {
+    if (joins_here) {
         leave_fd_waiters(fd);
     }
     return done;

@@ -189,7 +189,10 @@ struct Node::Impl {
     void wake_fd_waiters(int except) const noexcept; // with `mu` held
     bool sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
                          clock::time_point deadline);
-    void leave_fd_waiters(int fd) noexcept; // with `mu` held
+    // With `mu` held. join: false when there is no memory for the entry.
+    bool join_fd_waiters(int fd) noexcept;
+    [[nodiscard]] bool is_fd_waiter(int fd) const noexcept;
+    void leave_fd_waiters(int fd) noexcept;
     // A caller waiting for its own put or flush (wait_on_worker): empty polls before it sleeps,
     // and its longest sleep on the worker's fd.
     static constexpr std::uint32_t k_own_spin = 64;
