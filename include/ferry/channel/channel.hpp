@@ -37,6 +37,7 @@
 #include <ferry/channel/detail/channel_counters.hpp>
 #include <ferry/channel/detail/event_count.hpp>
 #include <ferry/channel/detail/mpmc_ring.hpp>
+#include <ferry/channel/detail/spsc_index_ring.hpp>
 #include <ferry/channel/detail/spsc_ring.hpp>
 #include <ferry/channel/policy.hpp>
 #include <ferry/channel/stats.hpp>
@@ -61,9 +62,14 @@ concept Sendable = std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_
                    std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>;
 
 namespace detail {
+// spsc: the flag ring, or the index ring for a large fixed capacity (spsc_index_ring.hpp says why).
+template <typename T, std::size_t Capacity>
+using spsc_ring_for =
+    std::conditional_t<Capacity != dynamic_capacity && Capacity >= k_index_ring_min_capacity,
+                       SpscIndexRing<T, Capacity>, SpscRing<T, Capacity>>;
 template <typename T, std::size_t Capacity, typename Policy>
 using ring_for =
-    std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, SpscRing<T, Capacity>>;
+    std::conditional_t<Policy::multi_producer, MpmcRing<T, Capacity>, spsc_ring_for<T, Capacity>>;
 } // namespace detail
 
 template <Sendable T, std::size_t Capacity, ChannelPolicy Policy = spsc>

@@ -22,11 +22,13 @@
 // hold move-only items, so the channel would need its own cells anyway and the queue would carry
 // cell indices — two rings per message — and it reads the other side's index on every operation.
 //
-// Counting for free (docs/channel.md, Counters): each side also keeps a lap count next to its
-// published index, bumped only when its index wraps to 0, so `pushed()` = laps x cells + index
-// costs the fast path nothing. The lap word is a sequence lock around the wrap: the owner makes
-// it odd, stores index 0, then makes it even again; a reader takes laps, index, laps and retries
-// on an odd or changed value (any thread, TSan clean: every word is an atomic).
+// Counting for free (docs/channel.md, Counters): each side publishes its index as a LapIndex
+// (lap_index.hpp), so `pushed()` = laps x cells + index costs the fast path nothing.
+//
+// Channels of a fixed capacity of at least k_index_ring_min_capacity use SpscIndexRing
+// (spsc_index_ring.hpp) instead: with many free cells the two sides rarely meet, and this ring's
+// flag store per pop, which takes every cell line back from the producer, costs more than the
+// index line it saves (docs/performance/channel.md).
 //
 // Thread roles: try_push from one producer thread; try_pop and clear from one consumer thread;
 // size(), pushed(), popped() and capacity() from anywhere.
@@ -38,11 +40,10 @@
 #include <cstdint>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/channel/detail/cache_line.hpp>
+#include <ferry/channel/detail/lap_index.hpp>
 #include <ferry/channel/detail/slot_storage.hpp>
-#include <ferry/core/cpu_relax.hpp>
 #include <memory>
 #include <new>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -81,7 +82,7 @@ public:
         ::new (static_cast<void*>(cell.item)) T(std::move(value));
         const bool wraps = w + 1 == cells();
         const std::size_t next = wraps ? 0 : w + 1;
-        publish(producer_, next, wraps);               // counted before it can be received
+        producer_.publish(next, wraps);                // counted before it can be received
         cell.full.store(1, std::memory_order_release); // hands the item over
         if ((next & (Every - 1)) == 0 && (!wraps || sampled_lap<Every>())) {
             std::forward<Sample>(sample)([this] { return size(); });
@@ -104,32 +105,22 @@ public:
         std::forward<Consume>(consume)(item);
         std::destroy_at(&item);
         const bool wraps = r + 1 == cells();
-        publish(consumer_, wraps ? 0 : r + 1, wraps);  // counted before the cell is reused
+        consumer_.publish(wraps ? 0 : r + 1, wraps);   // counted before the cell is reused
         cell.full.store(0, std::memory_order_release); // hands the cell back
         return true;
     }
 
     // Consumer only. Destroys every queued item; returns how many.
-    std::size_t clear() noexcept {
-        std::size_t dropped = 0;
-        while (try_pop([](T&) noexcept {})) {
-            ++dropped;
-        }
-        return dropped;
-    }
+    std::size_t clear() noexcept { return drain(*this); }
 
     // Any thread. Exact when no push or pop is in flight; within [0, capacity] always. Popped
     // first: a pop seen is of an item whose push is seen too (see the header comment).
-    [[nodiscard]] std::size_t size() const noexcept {
-        const std::uint64_t out = popped();
-        const std::uint64_t in = pushed();
-        return in <= out ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(in - out, cells()));
-    }
+    [[nodiscard]] std::size_t size() const noexcept { return spsc_depth(*this, cells()); }
 
     // Any thread. Items pushed / popped (clear() included) since the ring was made: exact when
     // no push or pop of that side is in flight, otherwise the count before or after it.
-    [[nodiscard]] std::uint64_t pushed() const noexcept { return count(producer_); }
-    [[nodiscard]] std::uint64_t popped() const noexcept { return count(consumer_); }
+    [[nodiscard]] std::uint64_t pushed() const noexcept { return producer_.count(cells()); }
+    [[nodiscard]] std::uint64_t popped() const noexcept { return consumer_.count(cells()); }
 
 private:
     [[nodiscard]] std::size_t cells() const noexcept {
@@ -144,7 +135,7 @@ private:
     template <std::size_t Every>
     [[nodiscard]] bool sampled_lap() const noexcept {
         const std::size_t per_sample = std::bit_floor(std::max<std::size_t>(1, Every / cells()));
-        const std::uint64_t lap = producer_.laps.load(std::memory_order_relaxed) / 2;
+        const std::uint64_t lap = producer_.laps_done();
         return (lap & (per_sample - 1)) == 0;
     }
 
@@ -185,50 +176,9 @@ private:
         std::size_t count_;
     };
 
-    // Each side's published index, on its own line pair: written by its owner on every
-    // operation, read by others only for size() and stats(). `laps` (twice the laps completed,
-    // odd while a wrap is being published) shares the line: written once a lap.
-    struct alignas(k_false_sharing_range) Index {
-        std::atomic<std::size_t> value{0};
-        std::atomic<std::uint64_t> laps{0};
-    };
-
-    // Owner only: stores the side's next index (release: it hands over the cell); `wraps`: it
-    // is 0, the start of a lap.
-    static void publish(Index& index, std::size_t next, bool wraps) noexcept {
-        if (!wraps) [[likely]] {
-            index.value.store(next, std::memory_order_release);
-            return;
-        }
-        // The wrap. The odd value is ordered before index 0 by that store's release; a reader
-        // that sees index 0 sees at least the odd value on its second look, and retries.
-        const std::uint64_t laps = index.laps.load(std::memory_order_relaxed);
-        index.laps.store(laps + 1, std::memory_order_relaxed);
-        index.value.store(0, std::memory_order_release);
-        index.laps.store(laps + 2, std::memory_order_release);
-    }
-
-    // Any thread: laps x cells + index, from a consistent pair (see publish()).
-    [[nodiscard]] std::uint64_t count(const Index& index) const noexcept {
-        for (unsigned tries = 1;; ++tries) {
-            const std::uint64_t before = index.laps.load(std::memory_order_acquire);
-            const std::size_t at = index.value.load(std::memory_order_acquire);
-            if ((before & 1) == 0 && index.laps.load(std::memory_order_relaxed) == before) {
-                return before / 2 * cells() + at;
-            }
-            // The owner is between the two stores of a wrap: a few instructions, unless it was
-            // preempted there.
-            if (tries % 64 == 0) {
-                std::this_thread::yield();
-            } else {
-                cpu_relax();
-            }
-        }
-    }
-
     Cells cells_;
-    Index producer_; // the write index
-    Index consumer_; // the read index
+    LapIndex producer_; // the write index
+    LapIndex consumer_; // the read index
 };
 
 } // namespace ferry::detail
