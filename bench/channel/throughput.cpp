@@ -27,7 +27,11 @@ constexpr std::uint64_t k_nonblocking_messages = 1'000'000;
 // The mutex queue moves about 80 000 messages/s at capacity 2: fewer there, so a run stays short.
 template <std::size_t C>
 constexpr std::uint64_t k_blocking_messages = C == 2 ? 100'000 : 1'000'000;
-constexpr std::uint64_t k_round_trips = 20'000;
+// Ping-pong: long enough that one repetition spans many scheduler ticks. At 20 000 a repetition
+// lasted about one tick, so a single interruption of either thread (a timer tick, a kernel
+// worker, one park) decided it, for ferry and the baseline alike: per-pair ratios swung several
+// times both ways. Both sides run the same count.
+constexpr std::uint64_t k_round_trips = 200'000;
 
 template <std::size_t C>
 using raw_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<C>>;
@@ -173,6 +177,12 @@ void fastpath_boost(benchmark::State& state) {
 
 BENCHMARK_TEMPLATE(fastpath_ferry, 64)->Name("fastpath/ferry/64")->Iterations(1)->UseRealTime();
 BENCHMARK_TEMPLATE(fastpath_boost, 64)->Name("fastpath/baseline/64")->Iterations(1)->UseRealTime();
+// 8192: the index ring (spsc_index_ring.hpp) against the same raw queue.
+BENCHMARK_TEMPLATE(fastpath_ferry, 8192)->Name("fastpath/ferry/8192")->Iterations(1)->UseRealTime();
+BENCHMARK_TEMPLATE(fastpath_boost, 8192)
+    ->Name("fastpath/baseline/8192")
+    ->Iterations(1)
+    ->UseRealTime();
 
 #define FERRY_CHANNEL_PAIR(kind, ours, theirs, capacity)                                           \
     BENCHMARK_TEMPLATE(ours, capacity)                                                             \
