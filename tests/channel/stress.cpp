@@ -130,9 +130,13 @@ TEST_CASE("spsc 1x1: every message delivered exactly once, in order") {
         ferry::Channel<std::uint64_t, 2> ch;
         run_lossless(ch, 1, 1, k_messages / 4);
     }
-    SECTION("capacity 8192") {
+    SECTION("capacity 8192, dynamic (the flag ring)") {
         ferry::Channel<std::uint64_t, ferry::dynamic_capacity> ch(8192);
         run_lossless(ch, 1, 1);
+    }
+    SECTION("capacity 8192, fixed (the index ring: blocking send / receive, stop)") {
+        const auto ch = std::make_unique<ferry::Channel<std::uint64_t, 8192>>();
+        run_lossless(*ch, 1, 1);
     }
 }
 
