@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <ferry/channel/policy.hpp>
 #include <ferry/core/status.hpp>
 #include <type_traits>
 
@@ -31,15 +32,15 @@ inline constexpr std::chrono::milliseconds k_watch_slice{20};
 using ring_clock = std::chrono::steady_clock;
 
 // How many times a blocked call retries (a CPU pause before each) before it parks: the budgets
-// of the in-process channel's policies (ferry::spsc and ferry::mpmc spin_limit), for the same
-// reasons. A park costs the waiter a futex wait (and, in the spsc ring, a membarrier, which
+// of the in-process channel's policies (ferry::spsc and ferry::mpmc spin_limit: 2048 and 256),
+// for the same reasons. A park costs the waiter a futex wait (and, in the spsc ring, a membarrier, which
 // interrupts every CPU running a process registered for it) and the notifier a futex wake.
 // 256 retries, a few microseconds, did not outlast a peer's brief stalls on a VM nor, for a
 // MessageChannel, the copy of one 64 KiB message, so a busy pipeline parked often
 // (docs/performance/ipc.md). An mpmc ring keeps 256: with many processes on few cores, a long
 // spin takes the CPU from the process it waits for.
 inline constexpr unsigned ring_spin_limit(RingPolicy policy) noexcept {
-    return policy == RingPolicy::spsc ? 2048 : 256;
+    return policy == RingPolicy::spsc ? ferry::spsc::spin_limit : ferry::mpmc::spin_limit;
 }
 
 template <typename W>
