@@ -33,8 +33,8 @@ using ring_clock = std::chrono::steady_clock;
 
 // How many times a blocked call retries (a CPU pause before each) before it parks: the budgets
 // of the in-process channel's policies (ferry::spsc and ferry::mpmc spin_limit: 2048 and 256),
-// for the same reasons. A park costs the waiter a futex wait (and, in the spsc ring, a membarrier, which
-// interrupts every CPU running a process registered for it) and the notifier a futex wake.
+// for the same reasons. A park costs the waiter a futex wait (and, in the spsc ring, a membarrier,
+// which interrupts every CPU running a process registered for it) and the notifier a futex wake.
 // 256 retries, a few microseconds, did not outlast a peer's brief stalls on a VM nor, for a
 // MessageChannel, the copy of one 64 KiB message, so a busy pipeline parked often
 // (docs/performance/ipc.md). An mpmc ring keeps 256: with many processes on few cores, a long
