@@ -16,6 +16,9 @@
 //                         receive or try_send / try_receive. No call ever waits, so callgrind's
 //                         instructions per item (--toggle-collect='*local_rounds*') are the fast
 //                         path's alone, and deterministic (docs/performance/ipc.md).
+//   ring_local/ferry_empty/1024  10^6 try_receive on an empty Channel<uint64_t, 1024>: the
+//                         cost of one failed try of a spinning receiver, timed (its clock read
+//                         is in the vDSO, which callgrind does not count).
 #include "messages.hpp"
 
 #include <atomic>
@@ -224,6 +227,36 @@ void ferry_local(benchmark::State& state) {
                             state.iterations());
 }
 
+// The loop ring_local/ferry_empty runs: `tries` no-wait receives on an empty channel, each a
+// failed try that goes through the peer check's rate limit (what a spinning receiver pays while
+// it waits); returns how many answered empty.
+template <typename Channel>
+[[gnu::noinline]] std::uint64_t failed_tries(Channel& ch, std::uint64_t tries) {
+    std::uint64_t empty = 0;
+    for (std::uint64_t i = 0; i < tries; ++i) {
+        std::uint64_t v = 0;
+        empty += ch.receive(v, ferry::no_wait) == ferry::Status::empty ? 1 : 0;
+    }
+    return empty;
+}
+
+template <typename Channel>
+void ferry_local_empty(benchmark::State& state) {
+    constexpr std::uint64_t k_tries = 1'000'000;
+    auto ch = Channel::create(object_name("empty"));
+    if (!ch) {
+        state.SkipWithError(ch.error().message.c_str());
+        return;
+    }
+    for (auto _ : state) {
+        if (failed_tries(*ch, k_tries) != k_tries) {
+            state.SkipWithError("a receive on an empty channel did not answer empty");
+            break;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(k_tries) * state.iterations());
+}
+
 using SpscChannel = ferry::ipc::Channel<std::uint64_t, k_capacity>;
 using MpmcChannel = ferry::ipc::Channel<std::uint64_t, k_capacity, ferry::mpmc>;
 using BoostSpsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<k_capacity>>;
@@ -253,4 +286,5 @@ BENCHMARK_TEMPLATE(ferry_local, SpscChannel, true)->Name("ring_local/ferry/1024"
 BENCHMARK_TEMPLATE(ferry_local, SpscChannel, false)
     ->Name("ring_local/ferry_try/1024")
     ->Iterations(1);
+BENCHMARK_TEMPLATE(ferry_local_empty, SpscChannel)->Name("ring_local/ferry_empty/1024");
 } // namespace

@@ -103,6 +103,32 @@ TEST_CASE("ipc channel: a peer killed by this process is answered as peer_lost b
     CHECK(ms_since_ns(killed) < k_lost_ms);
 }
 
+// The no-wait check is rate limited by a shared timestamp on the coarse monotonic clock: a
+// caller that has been polling for several slices (each due check moves the timestamp on) must
+// still learn of a death within the bound, not only the first caller to look.
+TEST_CASE("ipc channel: a no-wait send polling across the peer's death learns of it in time",
+          "[ipc]") {
+    const auto name = unique_name("poll");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"fill", name}); // fills the channel, then holds it open
+    REQUIRE(child.read_line() == std::to_string(ipc_test::k_small));
+    const auto polling = ipc_test::now_ns();
+    bool full = true;
+    while (full && ms_since_ns(polling) < 3 * 20) { // three watch slices of failed tries
+        full = channel->try_send(make_message(0, 0)) == Status::full;
+    }
+    REQUIRE(full);
+    const auto killed = ipc_test::now_ns();
+    child.kill_leaving_zombie();
+    Status s = Status::full;
+    while (s == Status::full && ms_since_ns(killed) < 1000) {
+        s = channel->try_send(make_message(0, 0));
+    }
+    CHECK(s == Status::peer_lost);
+    CHECK(ms_since_ns(killed) < k_lost_ms);
+}
+
 TEST_CASE("ipc channel: a sender killed between claim and publish does not hang the receiver",
           "[ipc]") {
     const auto name = unique_name("claim");

@@ -93,7 +93,7 @@ struct RingControl {
     alignas(k_ring_line) std::uint32_t items_word; // receivers park here
     alignas(k_ring_line) std::uint32_t slots_word; // senders park here
     alignas(k_ring_line) std::uint32_t blocked;
-    std::int64_t next_watch_ns; // steady-clock time of the next no-wait peer check
+    std::int64_t next_watch_ns; // coarse monotonic time of the next no-wait peer check
 };
 static_assert(std::is_standard_layout_v<RingControl> && std::is_trivial_v<RingControl>);
 static_assert(sizeof(RingControl) % k_ring_line == 0);

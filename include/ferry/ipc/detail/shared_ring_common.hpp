@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
+#include <ferry/channel/policy.hpp>
 #include <ferry/core/status.hpp>
 #include <type_traits>
 
@@ -28,6 +30,18 @@ inline constexpr std::size_t k_ring_line = 64;
 inline constexpr std::chrono::milliseconds k_watch_slice{20};
 
 using ring_clock = std::chrono::steady_clock;
+
+// How many times a blocked call retries (a CPU pause before each) before it parks: the budgets
+// of the in-process channel's policies (ferry::spsc and ferry::mpmc spin_limit: 2048 and 256),
+// for the same reasons. A park costs the waiter a futex wait (and, in the spsc ring, a membarrier,
+// which interrupts every CPU running a process registered for it) and the notifier a futex wake.
+// 256 retries, a few microseconds, did not outlast a peer's brief stalls on a VM nor, for a
+// MessageChannel, the copy of one 64 KiB message, so a busy pipeline parked often
+// (docs/performance/ipc.md). An mpmc ring keeps 256: with many processes on few cores, a long
+// spin takes the CPU from the process it waits for.
+inline constexpr unsigned ring_spin_limit(RingPolicy policy) noexcept {
+    return policy == RingPolicy::spsc ? ferry::spsc::spin_limit : ferry::mpmc::spin_limit;
+}
 
 template <typename W>
 std::atomic_ref<W> ring_ref(W& word) noexcept {
@@ -93,11 +107,18 @@ inline const char* ring_geometry_mismatch(const void* line, std::uint64_t magic,
 }
 
 // The rate limit of the peer check of a no-wait call that failed: true for at most one caller
-// per k_watch_slice across all processes (a shared steady-clock timestamp, moved by CAS).
+// per k_watch_slice across all processes (a shared timestamp, moved by CAS). The time is the
+// kernel's coarse monotonic clock (the monotonic clock as of the last tick, one load through the
+// vDSO): a caller spinning on try_send / try_receive pays this on every failed try, and a tick
+// (1 to 10 ms) is fine grained enough for a 20 ms slice. Only this rate limit uses it; every
+// deadline is on the steady clock.
+inline std::int64_t ring_coarse_now_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 inline bool ring_watch_due(std::int64_t& next_watch_ns) noexcept {
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(ring_clock::now().time_since_epoch())
-            .count();
+    const std::int64_t now = ring_coarse_now_ns();
     auto next = ring_ref(next_watch_ns);
     std::int64_t due = next.load(std::memory_order_relaxed);
     return now >= due &&

@@ -161,8 +161,8 @@ template <typename Attempt>
 Status SharedRing::wait(std::uint32_t& event, clock::time_point deadline,
                         clock::time_point pending_until, bool may_wait, Status busy,
                         const Segment* peers, Attempt attempt) noexcept {
-    constexpr unsigned k_spins = 256;
-    for (unsigned i = 0; i < k_spins; ++i) {
+    const unsigned spins = ring_spin_limit(policy_);
+    for (unsigned i = 0; i < spins; ++i) {
         ferry::detail::cpu_relax();
         if (const Outcome o = attempt(); settled(o, busy, may_wait)) {
             return o.status;

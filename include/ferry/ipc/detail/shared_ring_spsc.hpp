@@ -78,7 +78,7 @@ struct SpscControl {
     alignas(k_ring_line) std::uint32_t sender_parked; // flag: a sender sleeps on slots_word
     std::uint32_t slots_word;
     alignas(k_ring_line) std::uint32_t blocked;
-    std::int64_t next_watch_ns; // steady-clock time of the next no-wait peer check
+    std::int64_t next_watch_ns; // coarse monotonic time of the next no-wait peer check
 };
 static_assert(std::is_standard_layout_v<SpscControl> && std::is_trivial_v<SpscControl>);
 static_assert(offsetof(SpscControl, geometry) == 0 && sizeof(SpscControl) % k_ring_line == 0);
@@ -409,8 +409,7 @@ inline Status SpscSharedRing::attempt_acquire(Claim& c) noexcept {
 template <typename Attempt>
 Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
                             Status busy, const Segment* peers, Attempt attempt) noexcept {
-    constexpr unsigned k_spins = 256;
-    for (unsigned i = 0; i < k_spins; ++i) {
+    for (unsigned i = 0; i < ring_spin_limit(RingPolicy::spsc); ++i) {
         ferry::detail::cpu_relax();
         if (const Status s = attempt(); s != busy) {
             return s;
