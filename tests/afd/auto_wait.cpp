@@ -165,10 +165,11 @@ TEST_CASE("a wait over memory with a wait driver takes the driver's steps, never
     CHECK(log.prepares == log.pauses + 1); // one before each poll
     CHECK(log.finishes == 1);
     CHECK(log.latest.load() <= ended); // no pause asked for past the timeout
-    CHECK(w.sleepers() == 0); // never parked on the doorbell
+    CHECK(w.sleepers() == 0);          // never parked on the doorbell
 }
 
-TEST_CASE("a lost peer ends a driven default wait with peer_lost", "[afd][auto_wait][concurrency]") {
+TEST_CASE("a lost peer ends a driven default wait with peer_lost",
+          "[afd][auto_wait][concurrency]") {
     g_peer_dead = false;
     DriverLog log;
     Watched w(false, k_test_probe, log.driver());

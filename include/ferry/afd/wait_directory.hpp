@@ -60,8 +60,8 @@ struct WaitDriver {
 };
 
 struct WatchedMemory {
-    Doorbell bell;      // disconnected: nobody rings for this memory
-    PeerProbe peers;    // disconnected: no other process writes it
+    Doorbell bell;       // disconnected: nobody rings for this memory
+    PeerProbe peers;     // disconnected: no other process writes it
     WaitDriver driver{}; // disconnected: the waiter parks on `bell` or polls
 };
 
