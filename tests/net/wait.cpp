@@ -2,7 +2,8 @@
 // progresses its own Node, so the message and the flag that end its wait are applied on its own
 // thread while it sleeps on the worker's fd; its waits end at their deadline and no earlier;
 // Node::wake_waiters() ends a sleep; a waiter that keeps the progress thread off the worker
-// does not make a live peer look silent.
+// does not make a live peer look silent. The schedulers' default afd::AutoWait, bound to the
+// exposed memory, waits the same way (and ends when the writer node is lost).
 #include "window_support.hpp"
 
 #include <atomic>
