@@ -12,8 +12,9 @@
 //   exchange/ferry_rma/S  the same with NodeOptions::one_sided_rma on both nodes: the window's
 //                     bytes go by ucp_put_nbx (the run is void if a window is not one-sided).
 //   exchange/ferry_doorbell/S, exchange/ferry_rma_doorbell/S  both sides wait with
-//                     afd::DoorbellPark on the ExposedWindow's doorbell (the FFN scheduler's
-//                     default) instead: the Nodes' progress threads land the puts and ring.
+//                     afd::DoorbellPark on the ExposedWindow's doorbell (an explicit policy;
+//                     AutoWait drives the Node as NetWait does) instead: the Nodes' progress
+//                     threads land the puts and ring.
 // Not in the loop: AttentionToFfn's descriptor bookkeeping and the scheduler's group logic
 // around the wait (docs/performance/net.md, What the exchange row covers).
 #include "../ipc/messages.hpp"

@@ -2,13 +2,15 @@
 // progresses its own Node, so the message and the flag that end its wait are applied on its own
 // thread while it sleeps on the worker's fd; its waits end at their deadline and no earlier;
 // Node::wake_waiters() ends a sleep; a waiter that keeps the progress thread off the worker
-// does not make a live peer look silent.
+// does not make a live peer look silent. The schedulers' default afd::AutoWait, bound to the
+// exposed memory, waits the same way (and ends when the writer node is lost).
 #include "window_support.hpp"
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fcntl.h>
+#include <ferry/afd/auto_wait.hpp>
 #include <ferry/net/wait.hpp>
 #include <ferry/net/window.hpp>
 #include <memory>
@@ -77,21 +79,45 @@ struct Owner {
 struct Waited {
     bool seen = false;
     bool slept_to_deadline = false; // a pause returned only at the deadline
+    bool lost = false;              // the policy's peer_lost() ended it
+    bool driven = true;             // an AutoWait bound to drive the Node (NetWait always does)
     pid_t thread = 0;
     steady_clock::duration took{};
 };
 
+// How the waits of a test wait: net::NetWait, or the schedulers' default afd::AutoWait bound to
+// the exposed memory (which should wait as NetWait does).
+enum class Policy : std::uint8_t { net_wait, auto_wait };
+
+template <typename P>
+Waited wait_flag_with(Owner& o, std::int32_t value, steady_clock::duration limit, P policy);
+
 Waited wait_flag(Owner& o, std::int32_t value, steady_clock::duration limit,
-                 std::chrono::microseconds max_sleep) {
+                 std::chrono::microseconds max_sleep, Policy how = Policy::net_wait) {
+    if (how == Policy::net_wait) {
+        return wait_flag_with(o, value, limit, net::NetWait(*o.exposed, max_sleep));
+    }
+    afd::AutoWait policy;
+    policy.bind(o.memory.data() + 64);
+    const bool driven = policy.drives_transport(); // checked by the caller (maybe not this thread)
+    Waited w = wait_flag_with(o, value, limit, std::move(policy));
+    w.driven = driven;
+    return w;
+}
+
+template <typename P>
+Waited wait_flag_with(Owner& o, std::int32_t value, steady_clock::duration limit, P policy) {
     Waited w;
     w.thread = static_cast<pid_t>(::syscall(SYS_gettid));
-    net::NetWait policy(*o.exposed, max_sleep);
     const auto start = steady_clock::now();
     const auto deadline = start + limit;
     for (;;) {
         policy.prepare();
         w.seen = o.flag() == value;
         if (w.seen || steady_clock::now() >= deadline) {
+            break;
+        }
+        if ((w.lost = policy.peer_lost())) {
             break;
         }
         policy.pause_until(deadline);
@@ -139,10 +165,11 @@ bool in_poll(pid_t tid) {
 
 } // namespace
 
-TEST_CASE("net/wait: what ends a NetWait is applied on the waiter's own thread", "[net][wait]") {
-    // Rounds: the waiter sleeps on the worker's fd, then the writer sends a message to the
-    // owner's probe service and publishes the flag. A progress thread that takes the worker while
-    // a waiter holds it (now and then, at a slice's end) shows as a foreign handler thread.
+namespace {
+// Rounds: the waiter sleeps on the worker's fd, then the writer sends a message to the owner's
+// probe service and publishes the flag. A progress thread that takes the worker while a waiter
+// holds it (now and then, at a slice's end) shows as a foreign handler thread.
+void check_applied_on_waiter(Policy how) {
     constexpr std::int32_t k_rounds = 20;
     Owner o;
     std::atomic<pid_t> waiter{0};
@@ -152,7 +179,7 @@ TEST_CASE("net/wait: what ends a NetWait is applied on the waiter's own thread",
     std::thread t([&] {
         waiter.store(static_cast<pid_t>(::syscall(SYS_gettid)));
         for (std::int32_t r = 1; r <= k_rounds; ++r) {
-            waits[r - 1] = wait_flag(o, r, k_limit, std::chrono::seconds(60));
+            waits[r - 1] = wait_flag(o, r, k_limit, std::chrono::seconds(60), how);
             handlers[r - 1] = o.handler_thread.load();
             done.store(r);
         }
@@ -172,20 +199,59 @@ TEST_CASE("net/wait: what ends a NetWait is applied on the waiter's own thread",
     t.join();
     for (std::int32_t r = 0; r < k_rounds; ++r) {
         INFO("round " << r + 1);
+        CHECK(waits[r].driven);
         CHECK(waits[r].seen);
         CHECK_FALSE(waits[r].slept_to_deadline); // the data woke it, not the deadline
         // The progress thread stayed off: the message before the flag was handled by the waiter.
         CHECK(handlers[r] == waits[r].thread);
     }
 }
+} // namespace
 
-TEST_CASE("net/wait: a NetWait's wait ends at its deadline, never before", "[net][wait]") {
+TEST_CASE("net/wait: what ends a NetWait is applied on the waiter's own thread", "[net][wait]") {
+    check_applied_on_waiter(Policy::net_wait);
+}
+
+TEST_CASE("net/wait: the default AutoWait over an ExposedWindow waits as NetWait does",
+          "[net][wait]") {
+    // No policy named: what the schedulers get. It drives the Node (rather than parking on the
+    // doorbell) and what ends the wait runs on the waiter's thread.
+    check_applied_on_waiter(Policy::auto_wait);
+}
+
+TEST_CASE("net/wait: a NetWait's or AutoWait's wait ends at its deadline, never before",
+          "[net][wait]") {
     Owner o;
-    for (const auto limit : {std::chrono::milliseconds(20), std::chrono::milliseconds(60)}) {
-        const Waited w = wait_flag(o, 1, limit, std::chrono::seconds(60));
-        CHECK_FALSE(w.seen);
-        CHECK(w.took >= limit);
+    for (const auto how : {Policy::net_wait, Policy::auto_wait}) {
+        for (const auto limit : {std::chrono::milliseconds(20), std::chrono::milliseconds(60)}) {
+            const Waited w = wait_flag(o, 1, limit, std::chrono::seconds(60), how);
+            CHECK(w.driven);
+            CHECK_FALSE(w.seen);
+            CHECK_FALSE(w.lost);
+            CHECK(w.took >= limit);
+        }
     }
+}
+
+TEST_CASE("net/wait: the default AutoWait over an ExposedWindow ends when the writer is lost",
+          "[net][wait]") {
+    Owner o;
+    std::atomic<bool> started{false};
+    Waited w;
+    std::thread t([&] {
+        started.store(true);
+        w = wait_flag(o, 1, k_limit, std::chrono::seconds(60), Policy::auto_wait);
+    });
+    while (!started.load()) {
+        std::this_thread::yield();
+    }
+    o.remote.reset();
+    o.writer.reset(); // the owner loses its only peer
+    t.join();
+    CHECK(w.driven);
+    CHECK_FALSE(w.seen);
+    CHECK(w.lost);
+    CHECK(w.took < k_limit);
 }
 
 TEST_CASE("net/wait: Node::wake_waiters ends a NetWait's sleep (a stop)", "[net][wait]") {

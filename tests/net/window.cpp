@@ -267,12 +267,13 @@ TEST_CASE("net/window: RemoteWindow::open refuses a region the peer did not expo
           Status::invalid_param); // the owner has a peer now: too late to expose
 }
 
-TEST_CASE("net/window: the exposed memory's waits park on its doorbell and see the writer's loss",
+TEST_CASE("net/window: the exposed memory's waits drive its Node and see the writer's loss",
           "[net][window]") {
     Pair pair;
     afd::AutoWait wait;
     wait.bind(pair.memory.data());
-    CHECK(wait.parks_on_doorbell());
+    CHECK(wait.drives_transport()); // as net::NetWait, rather than parking on the doorbell
+    CHECK_FALSE(wait.parks_on_doorbell());
     CHECK(wait.watches_peers());
     const auto entry = afd::WaitDirectory::instance().find(pair.memory.data() + 100);
     REQUIRE(entry.has_value());

@@ -5,6 +5,9 @@
 //
 // The wait loop (detail/wait_loop.hpp) binds the policy to the ScheduleContext it waits on, once
 // per wait. AutoWait looks the context up in the WaitDirectory (wait_directory.hpp):
+//  - memory whose registrant gave a WaitDriver (a net::ExposedWindow): the driver's steps — the
+//    waiter progresses the window's Node itself and sleeps on its worker's fd (net::NetWait's
+//    wait, without naming ferry/net); its sleeps end by the next peer probe;
 //  - a window's owner side, with a doorbell: DoorbellPark (spin 64 polls, then park in slices of at
 //    most 20 ms, so a run_flag stored without a ring is still seen; a slice also ends at the next
 //    peer probe);
@@ -32,8 +35,9 @@ public:
     // Binds to the memory being waited on (the wait loop passes the context's address).
     void bind(const void* waited_on) {
         if (const auto found = WaitDirectory::instance().find(waited_on)) {
+            driver_ = found->driver;
             park_ = DoorbellPark(found->bell);
-            parking_ = found->bell.connected();
+            parking_ = !driver_.connected() && found->bell.connected();
             peers_ = found->peers;
             // The first look at /proc comes one period in: a wait that is served at once (the
             // common case) never pays for it.
@@ -42,16 +46,26 @@ public:
     }
 
     [[nodiscard]] bool parks_on_doorbell() const noexcept { return parking_; }
+    [[nodiscard]] bool drives_transport() const noexcept { return driver_.connected(); }
     [[nodiscard]] bool watches_peers() const noexcept { return peers_.connected(); }
-    [[nodiscard]] std::uint32_t parks() const noexcept { return park_.parks(); }
+    // Parks on the doorbell, or the driver's sleeps.
+    [[nodiscard]] std::uint32_t parks() const noexcept {
+        return driver_.connected() ? driving_.sleeps : park_.parks();
+    }
 
     void prepare() noexcept {
-        if (parking_) {
+        if (driver_.connected()) {
+            driver_.prepare(driver_.arg, driving_);
+        } else if (parking_) {
             park_.prepare();
         }
     }
     void pause_until(clock::time_point deadline) noexcept {
-        if (parking_) {
+        if (driver_.connected()) {
+            // A sleep ends by the next probe as well (at most the driver's max_sleep anyway).
+            driver_.pause_until(driver_.arg, driving_,
+                                peers_.connected() ? std::min(deadline, next_check_) : deadline);
+        } else if (parking_) {
             // A park ends by the next probe, so a lost peer is noticed within k_peer_check
             // although one park may last up to DoorbellPark's 20 ms bound.
             park_.pause_until(peers_.connected() ? std::min(deadline, next_check_) : deadline);
@@ -60,7 +74,12 @@ public:
         }
     }
     void pause() noexcept { pause_until(clock::time_point::max()); }
-    void finish() noexcept { park_.finish(); }
+    void finish() noexcept {
+        if (driver_.connected()) {
+            driver_.finish(driver_.arg, driving_);
+        }
+        park_.finish();
+    }
 
     // True once a peer process of the window died; reads /proc at most every k_peer_check.
     [[nodiscard]] bool peer_lost() noexcept {
@@ -79,6 +98,8 @@ private:
     DoorbellPark park_;
     SpinThenPark<> poll_;
     PeerProbe peers_;
+    WaitDriver driver_;
+    DriverState driving_;
     clock::time_point next_check_{};
     bool parking_ = false;
 };

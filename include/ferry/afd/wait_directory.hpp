@@ -5,11 +5,14 @@
 // A shared window (ferry/ipc/window.hpp) enters its data area here while it is open: the owner
 // with its doorbell (ferry's writers into an owner's window ring after publishing) and both sides
 // with a peer probe (the segment's participant table). AutoWait, the default wait policy of the
-// schedulers and simulators, looks the waited-on context up once per wait. The directory is
+// schedulers and simulators, looks the waited-on context up once per wait. A net::ExposedWindow
+// enters its memory with a WaitDriver as well: its waiters progress the Node themselves. The
+// directory is
 // process-wide; a process with no window open pays one atomic load per wait.
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/afd/doorbell.hpp>
@@ -30,9 +33,36 @@ struct PeerProbe {
     [[nodiscard]] bool peer_lost() const noexcept { return lost != nullptr && lost(arg); }
 };
 
+// A waiter's own share of a WaitDriver: what it keeps between the driver's calls.
+struct DriverState {
+    std::chrono::microseconds max_sleep{1000}; // longest sleep between two polls
+    std::uint32_t spin = 64;                   // idle drives in a row before a sleep
+    std::uint32_t idle = 0;
+    std::uint32_t sleeps = 0;
+    bool started = false;
+    bool joined = false;
+};
+
+// Type-erased "the waiter drives the writers' transport itself" (ferry/net registers one for an
+// ExposedWindow: the waiter progresses the Node, as net::NetWait does), so that ferry/afd needs
+// nothing of the transport. prepare before each poll, pause_until between polls (never past the
+// deadline), finish once at the end; the functions and their argument belong to the registrant.
+struct WaitDriver {
+    using time_point = std::chrono::steady_clock::time_point;
+    void (*prepare)(void*, DriverState&) noexcept = nullptr;
+    void (*pause_until)(void*, DriverState&, time_point) noexcept = nullptr;
+    void (*finish)(void*, DriverState&) noexcept = nullptr;
+    void* arg = nullptr;
+
+    [[nodiscard]] bool connected() const noexcept {
+        return prepare != nullptr && pause_until != nullptr && finish != nullptr;
+    }
+};
+
 struct WatchedMemory {
-    Doorbell bell;   // disconnected: nobody rings for this memory
-    PeerProbe peers; // disconnected: no other process writes it
+    Doorbell bell;       // disconnected: nobody rings for this memory
+    PeerProbe peers;     // disconnected: no other process writes it
+    WaitDriver driver{}; // disconnected: the waiter parks on `bell` or polls
 };
 
 class WaitDirectory {

@@ -18,14 +18,15 @@
 // reported silent. A sleep never outlasts `max_sleep` (default 1 ms), so a stop flag stored without
 // a ring is seen within it; it ends early when another thread progresses the worker, a peer is
 // lost, or Node::wake_waiters() is called (whoever sets a stop flag calls it to end the sleep at
-// once).
+// once). afd::AutoWait over an ExposedWindow's memory takes the same steps (the window enters
+// them in afd::WaitDirectory), so the schedulers' default wait has this latency too.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <ferry/afd/wait_policy.hpp>
+#include <ferry/net/detail/window_wait.hpp>
 #include <ferry/net/window.hpp>
-#include <thread>
 
 namespace ferry::net {
 
@@ -42,55 +43,25 @@ public:
     explicit NetWait(ExposedWindow& window,
                      std::chrono::microseconds max_sleep = k_default_max_sleep,
                      std::uint32_t spin = k_default_spin) noexcept
-        : window_(&window), max_sleep_(std::max(max_sleep, std::chrono::microseconds(1))),
-          spin_(spin) {}
+        : window_(&window) {
+        state_.max_sleep = std::max(max_sleep, std::chrono::microseconds(1));
+        state_.spin = spin;
+    }
 
     // Sleeps on the worker's fd (or naps, when the thread could not join) and progressed.
-    [[nodiscard]] std::uint32_t sleeps() const noexcept { return sleeps_; }
+    [[nodiscard]] std::uint32_t sleeps() const noexcept { return state_.sleeps; }
 
-    void prepare() noexcept {
-        if (!started_) {
-            started_ = true;
-            joined_ = window_->node().join_waiters();
-        }
-    }
+    void prepare() noexcept { detail::drive_prepare(window_->node(), state_); }
     void pause_until(clock::time_point deadline) noexcept {
-        if (idle_ < spin_) {
-            idle_ = window_->node().progress() ? 0 : idle_ + 1;
-            return;
-        }
-        idle_ = 0;
-        ++sleeps_;
-        const auto now = clock::now();
-        const auto bound = deadline - now > max_sleep_ ? now + max_sleep_ : deadline;
-        if (joined_) {
-            window_->node().progress_or_sleep(bound);
-        } else if (!window_->node().progress()) {
-            std::this_thread::sleep_until(bound);
-        }
+        detail::drive_pause_until(window_->node(), state_, deadline);
     }
     void pause() noexcept { pause_until(clock::time_point::max()); }
-    void finish() noexcept {
-        if (started_) {
-            started_ = false;
-            if (joined_) {
-                window_->node().leave_waiters();
-                joined_ = false;
-            } else {
-                window_->node().done_progressing();
-            }
-        }
-    }
+    void finish() noexcept { detail::drive_finish(window_->node(), state_); }
     [[nodiscard]] bool peer_lost() const noexcept { return window_->peer_lost(); }
 
 private:
     ExposedWindow* window_;
-    std::chrono::microseconds max_sleep_;
-    std::uint32_t spin_;
-    std::uint32_t idle_ = 0; // progress calls in a row that found nothing
-    std::uint32_t sleeps_ = 0;
-    bool started_ = false;
-    bool joined_ = false;
+    afd::DriverState state_;
 };
 
 static_assert(afd::WaitPolicy<NetWait>);

@@ -4,10 +4,12 @@
 // The owner of some memory (the FFN's ScheduleContext buffers, an attention rank's flags and
 // results) exposes it on its Node with an ExposedWindow: the Node registers it for remote writes
 // (Node::expose) with the window's doorbell, which the Node rings when a peer asks it to, and the
-// window enters the process's afd::WaitDirectory with that doorbell and a probe of the Node's
-// peers. So the owner's schedulers, unchanged, poll their own memory with the default AutoWait,
-// park on the doorbell that a writer's ring wakes, and end with peer_lost when a writer node is
-// lost (docs/afd.md, The default wait).
+// window enters the process's afd::WaitDirectory with that doorbell, a probe of the Node's
+// peers and a wait driver. So the owner's schedulers, unchanged, wait on their own memory with
+// the default AutoWait, which progresses the Node on the waiting thread as net::NetWait does
+// (the writer's put and flag are applied there, no progress-thread hand-off), and end with
+// peer_lost when a writer node is lost (docs/afd.md, The default wait). An explicit
+// afd::DoorbellPark parks on the doorbell, which the Node's progress thread rings.
 //
 // A writer reaches a peer's exposed region through a RemoteWindow: an afd::RemoteAccess over
 // Node::put / fence / ring / flush for (peer, region), whose afd::Window covers the region's
@@ -39,6 +41,7 @@
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
+#include <ferry/net/detail/window_wait.hpp>
 #include <ferry/net/node.hpp>
 #include <memory>
 #include <mutex>
@@ -174,7 +177,8 @@ public:
         }
         w->region_ = *region;
         w->token_ = afd::WaitDirectory::instance().add(
-            memory, {w->doorbell(), afd::PeerProbe{&ExposedWindow::probe, w.get()}});
+            memory, {w->doorbell(), afd::PeerProbe{&ExposedWindow::probe, w.get()},
+                     detail::wait_driver(node)});
         return w;
     }
     ~ExposedWindow() { static_cast<void>(close()); }
