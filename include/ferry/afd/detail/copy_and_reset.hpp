@@ -7,7 +7,10 @@
 //  - with AVX2 (x86-64, detected once at run time) one pass loads 128 bytes, stores them to the
 //    output and stores the fill over them while the source lines are still in L1: the source is
 //    read once and written once, and no second pass walks it again; all stores are aligned;
-//  - otherwise memcpy then memset per 8 KiB block, so the memset finds the block in L1.
+//  - when the source sits whole 4-byte words off the output's 32-byte grid (three descriptors in
+//    four, from the descriptor stride), the loads are aligned too and the words are shifted
+//    into place in registers, so that no load straddles two cache lines;
+//  - without AVX2, memcpy then memset per 8 KiB block, so the memset finds the block in L1.
 // Non-temporal stores were measured and left out: they send the output past the caches, which
 // the next reader of the output (and the bandwidth figure) pays for.
 
