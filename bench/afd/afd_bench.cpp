@@ -254,6 +254,28 @@ void BM_copy_scheduler(benchmark::State& state, const char* side, Exec executor)
     record_copy(state, side, t0);
 }
 
+// memcpy of exactly the runs the scheduler copies: the ids of the same 64 descriptors (the micro
+// batches rotating as above) to the same output rows, without the reset and without the
+// scheduler. It separates what the descriptor layout costs (64 runs 27 KB apart, each a new
+// stream for the prefetcher; memcpy pays it too) from what the scheduler adds to it.
+void BM_copy_memcpy_rows(benchmark::State& state, const char* side) {
+    Ffn ffn(k_large);
+    std::byte* const out = reinterpret_cast<std::byte*>(ffn.experts.data());
+    const FfnDescriptorTable table = ffn.table();
+    std::uint32_t mb = 0;
+    const auto t0 = Clock::now();
+    for (auto _ : state) {
+        for (std::uint32_t s = 0; s < k_large.session_num; ++s) {
+            const std::span<std::byte> ids = table.at(s, mb).expert_id_bytes();
+            std::memcpy(out + s * ids.size(), ids.data(), ids.size());
+        }
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+        mb = (mb + 1) % 3;
+    }
+    record_copy(state, side, t0);
+}
+
 // The raw loops the scheduler is held against, on contiguous buffers of the same size.
 enum class RawCopy { memcpy_only, memcpy_then_memset, fused_loop };
 
@@ -440,6 +462,7 @@ void register_all() {
         copy("fused_loop", copy_baseline, RawCopy::fused_loop);
     }
 #endif
+    copy("memcpy_rows", BM_copy_memcpy_rows);
     copy("scheduler_serial", BM_copy_scheduler<SerialExecutor>, SerialExecutor{});
     copy("scheduler_pool_1_helper", [](benchmark::State& state, const char* side) {
         BM_copy_scheduler<PoolExecutor>(state, side, PoolExecutor(1));

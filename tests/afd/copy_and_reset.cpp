@@ -1,7 +1,7 @@
 // detail::copy_and_reset_ids: every path (the portable blocks, AVX2 where the CPU has it, the
-// dispatching entry) gives memcpy-then-memset's bytes exactly, for every length up to a few
-// vectors, every source alignment, across the portable path's block boundaries, and touches no
-// byte outside the two ranges.
+// aligned-word AVX2 pass, the dispatching entry) gives memcpy-then-memset's bytes exactly, for
+// every length up to a few vectors, every source alignment, across the portable path's block
+// boundaries, and touches no byte outside the two ranges.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -96,5 +96,33 @@ TEST_CASE("the AVX2 pass is memcpy then memset, byte for byte", "[afd][copy_and_
         return;
     }
     check_path(&ferry::afd::detail::copy_and_reset_avx2);
+}
+
+TEST_CASE("the aligned-word pass is memcpy then memset, byte for byte, for every word shift",
+          "[afd][copy_and_reset]") {
+    if (!ferry::afd::detail::cpu_has_avx2()) {
+        WARN("this CPU has no AVX2: the aligned-word pass is not run here");
+        return;
+    }
+    std::vector<std::size_t> lengths;
+    for (std::size_t n = 8 * 32; n <= 8 * 32 + 300; ++n) { // its shortest input, loop, tail
+        lengths.push_back(n);
+    }
+    for (std::size_t n = 9216 - 40; n <= 9216 + 40; n += 4) { // a descriptor's ids, BS 256, K 9
+        lengths.push_back(n);
+    }
+    for (const std::size_t n : lengths) {
+        for (const std::size_t out_offset : {0, 1, 5, 12, 31}) {
+            for (std::size_t shift = 1; shift < 8; ++shift) { // the source `shift` words off
+                const std::size_t src_offset = (out_offset + 4 * shift) % 64;
+                const std::string problem = check_one(
+                    &ferry::afd::detail::copy_and_reset_avx2_words, n, src_offset, out_offset);
+                if (!problem.empty()) {
+                    FAIL(problem);
+                }
+            }
+        }
+    }
+    SUCCEED();
 }
 #endif
