@@ -39,30 +39,17 @@ bool poll_until(const auto& done) {
     return true;
 }
 
-// A node with the job's secret and heartbeats rare: a parked call woken early was woken by what
-// the test did.
-std::unique_ptr<ferry::net::Node> quiet_node(bool listen) {
-    auto secret = ferry::net::Secret::from_environment();
-    REQUIRE(secret);
-    ferry::net::NodeOptions o;
-    o.listen = listen ? "127.0.0.1:0" : "";
-    o.secret = *secret;
-    o.heartbeat = 5s;
-    o.peer_timeout = 30s;
-    auto n = ferry::net::Node::start(std::move(o));
-    REQUIRE(n);
-    return std::move(*n);
-}
-
 // Two nodes, the second connected to the first; the first serves a probe service that records
 // which thread handled it.
 struct Nodes {
-    std::unique_ptr<ferry::net::Node> rx_node = quiet_node(true);
-    std::unique_ptr<ferry::net::Node> tx_node = quiet_node(false);
+    std::unique_ptr<ferry::net::Node> rx_node = net_test::start_node(true);
+    std::unique_ptr<ferry::net::Node> tx_node = net_test::start_node(false);
     ferry::net::PeerId peer = 0;
     std::atomic<pid_t> probe_thread{0};
 
     Nodes() {
+        REQUIRE(rx_node);
+        REQUIRE(tx_node);
         rx_node->serve(k_probe_service, [this](ferry::net::Delivery&) -> ferry::net::Verdict {
             probe_thread.store(this_thread_id());
             return nullptr;
@@ -82,12 +69,11 @@ struct Nodes {
     }
 };
 
-template <std::size_t Capacity>
-struct TypedOf {
-    using Receiver = ferry::net::ChannelReceiver<net_test::Message, Capacity>;
+struct Typed {
+    using Receiver = net_test::SmallReceiver;
     std::optional<Receiver> rx;
     std::optional<net_test::Sender> tx;
-    TypedOf(Nodes& n, const std::string& name) {
+    Typed(Nodes& n, const std::string& name) {
         auto r = Receiver::create(*n.rx_node, name);
         REQUIRE(r);
         rx.emplace(std::move(*r));
@@ -97,10 +83,7 @@ struct TypedOf {
     }
     Status receive(ferry::Timeout t) { return rx->receive(t).status(); }
     Status send(ferry::Timeout t) { return tx->send(make_message(1, 1), t); }
-    [[nodiscard]] std::size_t credits() const { return tx->credits(); }
 };
-
-using Typed = TypedOf<net_test::k_small>;
 
 struct Messages {
     std::optional<ferry::net::MessageReceiver> rx;
@@ -200,36 +183,4 @@ TEMPLATE_TEST_CASE("net channel wait: a stop from another thread of the process 
         CHECK(got == Status::stopped);
         CHECK(Clock::now() - stopped_at < k_bound / 2);
     }
-}
-
-TEST_CASE("net channel wait: a receive woken from its park by its message returns no credit by "
-          "itself; one that times out returns what is owed",
-          "[net]") {
-    Nodes n;
-    constexpr std::size_t capacity = 64; // credits go back per 16 consumed, not per 2
-    TypedOf<capacity> ch(n, "credits-" + std::to_string(::getpid()));
-    REQUIRE(ch.send(ferry::Timeout(k_bound)) == Status::ok);
-    REQUIRE(ch.receive(ferry::Timeout(k_bound)) == Status::ok); // one credit owed
-    std::atomic<Status> got{Status::failure};
-    std::thread receiver([&] { got = ch.receive(ferry::Timeout(k_bound)); });
-    const bool parked = poll_until([&] { return ch.rx->blocked() >= 1; });
-    CHECK(ch.send(ferry::Timeout(k_bound)) == Status::ok);
-    receiver.join();
-    REQUIRE(parked);
-    CHECK(got == Status::ok);
-    // A probe sent after the receive answered: a CREDIT it posted would arrive first (one
-    // connection, in order).
-    const auto back = n.rx_node->peers();
-    REQUIRE(back.size() == 1);
-    std::atomic<bool> marked{false};
-    n.tx_node->serve(k_probe_service, [&](ferry::net::Delivery&) -> ferry::net::Verdict {
-        marked = true;
-        return nullptr;
-    });
-    REQUIRE(n.rx_node->send(back[0], k_probe_service, {}, {}, k_bound) == Status::ok);
-    REQUIRE(poll_until([&] { return marked.load(); }));
-    CHECK(ch.credits() == capacity - 2); // both owed: parking alone returned nothing
-    CHECK(ch.receive(ferry::Timeout(30ms)) == Status::timed_out);
-    CHECK(poll_until([&] { return ch.credits() == capacity; }));
-    n.tx_node->unserve(k_probe_service);
 }

@@ -164,7 +164,7 @@ protected:
     // the caller may wait) the waiting take, timed. The handle must be open.
     Status take_counted(Taken& t, Deadline d) {
         auto& counters = state_->counters;
-        Status s = state_->take(t, Deadline::of(no_wait), d.may_wait);
+        Status s = state_->take(t, Deadline::of(no_wait));
         if (s == Status::empty) {
             counters.found_empty();
             if (d.may_wait) {

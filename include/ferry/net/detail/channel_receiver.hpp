@@ -43,9 +43,8 @@ public:
     }
 
     // The oldest message, its slot taken until give_back(): empty (no_wait), timed_out, stopped
-    // (stopped and drained), peer_lost (a sender was lost, and drained). `probe`: a blocking
-    // receive's first look, which does not count as idle (credits owed stay owed).
-    Status take(Taken& out, Deadline d, bool probe = false);
+    // (stopped and drained), peer_lost (a sender was lost, and drained).
+    Status take(Taken& out, Deadline d);
     void give_back(const Taken& t);
 
     void stop();

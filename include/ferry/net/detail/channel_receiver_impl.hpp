@@ -95,17 +95,11 @@ inline void ReceiverState::landed(std::uint64_t seq, std::uint64_t count, Status
     wait_.cv.notify_all();
 }
 
-inline Status ReceiverState::take(Taken& out, Deadline d, bool probe) {
+inline Status ReceiverState::take(Taken& out, Deadline d) {
     const auto attempt = [&](std::vector<Outgoing>& o) { return ledger_.take(out, o); };
-    // Found nothing and giving up, or parked a whole slice: this receiver is idle, so what it
-    // owes goes back now (a receiver that keeps finding messages returns credits in batches
-    // only; one faster than its sender finds the queue empty at most receives, and a CREDIT
-    // each time would be a CREDIT per message).
-    const auto idle = [this, probe](std::vector<Outgoing>& o) {
-        if (!probe) {
-            ledger_.idle(o);
-        }
-    };
+    // Found nothing and about to park or give up: this receiver is idle, so what it owes goes
+    // back now (a receiver that keeps finding messages returns credits in batches only).
+    const auto idle = [this](std::vector<Outgoing>& o) { ledger_.idle(o); };
     return wait_until(
         node_, wait_, d, Status::empty, attempt, [this] { check_peers(); }, idle);
 }

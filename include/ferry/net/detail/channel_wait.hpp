@@ -84,12 +84,10 @@ Status park_on_worker(Node& node, WaitState& ws, Deadline d, Status busy, Attemp
     with_lock(ws.mutex, [&] { return ++ws.blocked; }); // parked (or about to be) until return
     const TraceSpan parked("net.park", "channel");
     Status s = busy;
-    bool idle = false; // a whole sleep passed with nothing for this call
     for (;;) {
-        const auto now = Clock::now();
         {
             const std::lock_guard lock(ws.mutex);
-            if ((s = attempt(out)) == busy && out.empty() && (idle || now >= d.at)) {
+            if ((s = attempt(out)) == busy && out.empty()) {
                 on_idle(out);
             }
         }
@@ -100,13 +98,12 @@ Status park_on_worker(Node& node, WaitState& ws, Deadline d, Status busy, Attemp
         if (s != busy) {
             break;
         }
+        const auto now = Clock::now();
         if (now >= d.at) {
             s = Status::timed_out;
             break;
         }
-        const auto bound = d.at - now < k_park_slice ? d.at : now + k_park_slice;
-        node.progress_or_sleep(bound);
-        idle = Clock::now() >= bound;
+        node.progress_or_sleep(d.at - now < k_park_slice ? d.at : now + k_park_slice);
         if (const auto losses = node.losses(); losses != ws.losses_seen.exchange(losses)) {
             on_loss(); // a hint only: on_loss() asks alive() itself
         }
@@ -127,9 +124,8 @@ Status park_on_cv(Node& node, WaitState& ws, Deadline d, Status busy, Attempt& a
     std::unique_lock lock(ws.mutex);
     ++ws.blocked; // parked (or about to be) until this call returns
     const TraceSpan parked("net.park", "channel");
-    bool idle = false; // a whole sleep passed with nothing for this call
     for (;;) {
-        if ((s = attempt(out)) == busy && out.empty() && (idle || Clock::now() >= d.at)) {
+        if ((s = attempt(out)) == busy && out.empty()) {
             on_idle(out);
         }
         if (s != busy || !out.empty()) {
@@ -147,8 +143,7 @@ Status park_on_cv(Node& node, WaitState& ws, Deadline d, Status busy, Attempt& a
             s = Status::timed_out;
             break;
         }
-        idle = ws.cv.wait_until(lock, d.at - now < k_park_slice ? d.at : now + k_park_slice) ==
-               std::cv_status::timeout;
+        ws.cv.wait_until(lock, d.at - now < k_park_slice ? d.at : now + k_park_slice);
         if (const auto losses = node.losses(); losses != ws.losses_seen.exchange(losses)) {
             lock.unlock(); // a hint only: on_loss() asks alive() itself, without the mutex
             on_loss();
@@ -163,10 +158,8 @@ Status park_on_cv(Node& node, WaitState& ws, Deadline d, Status busy, Attempt& a
 // mutex is released) until it answers something other than `busy`, or the deadline passes:
 // then timed_out, or `busy` itself for no_wait and a deadline already past when given.
 // `on_loss()` runs without the mutex whenever the node's loss counter moved while parked.
-// `on_idle(out)` runs with the mutex held whenever the call is about to give up with nothing to
-// show, or slept a whole park slice while parked and still has nothing (not during the spin
-// phase, nor on parking: a receiver faster than its sender parks between most messages, and is
-// woken by the next one): a receiver returns the credits it owes then.
+// `on_idle(out)` runs with the mutex held whenever the call is about to give up or park with
+// nothing to show (not during the spin phase): a receiver returns the credits it owes then.
 template <typename Attempt, typename OnLoss, typename OnIdle>
 Status wait_until(Node& node, WaitState& ws, Deadline d, Status busy, Attempt attempt,
                   OnLoss on_loss, OnIdle on_idle) {
