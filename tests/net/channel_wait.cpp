@@ -28,17 +28,6 @@ pid_t this_thread_id() {
     return static_cast<pid_t>(::syscall(SYS_gettid));
 }
 
-bool poll_until(const auto& done) {
-    const auto end = Clock::now() + k_bound;
-    while (!done()) {
-        if (Clock::now() > end) {
-            return false;
-        }
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
-
 // Two nodes, the second connected to the first; the first serves a probe service that records
 // which thread handled it.
 struct Nodes {
@@ -65,7 +54,7 @@ struct Nodes {
         if (tx_node->post(peer, k_probe_service, header, {}, [](Status) {}) != Status::ok) {
             return false;
         }
-        return poll_until([&] { return probe_thread.load() != 0; });
+        return ipc_test::poll_for([&] { return probe_thread.load() != 0; });
     }
 };
 
@@ -118,7 +107,7 @@ TEMPLATE_TEST_CASE("net channel wait: what arrives for a parked receive is handl
         receiver_thread.store(this_thread_id());
         got = ch.receive(ferry::Timeout(k_bound));
     });
-    const bool parked = poll_until([&] { return ch.rx->blocked() >= 1; });
+    const bool parked = ipc_test::poll_for([&] { return ch.rx->blocked() >= 1; });
     const bool probed = n.probe(); // handled by whoever progresses the receiving node
     const pid_t handler = n.probe_thread.load();
     CHECK(ch.send(ferry::Timeout(k_bound)) == Status::ok);
@@ -142,7 +131,7 @@ TEMPLATE_TEST_CASE("net channel wait: a parked receive times out at its deadline
         got = ch.receive(ferry::Timeout(timeout));
         took = Clock::now() - start;
     });
-    const bool parked = poll_until([&] { return ch.rx->blocked() >= 1; });
+    const bool parked = ipc_test::poll_for([&] { return ch.rx->blocked() >= 1; });
     const bool probed = n.probe() && n.probe(); // wake-ups that bring nothing for the channel
     receiver.join();
     REQUIRE(parked);
@@ -160,7 +149,7 @@ TEMPLATE_TEST_CASE("net channel wait: a stop from another thread of the process 
         TestType ch(n, "stop-rx-" + std::to_string(::getpid()));
         std::atomic<Status> got{Status::ok};
         std::thread receiver([&] { got = ch.receive(ferry::Timeout(k_bound)); });
-        const bool parked = poll_until([&] { return ch.rx->blocked() >= 1; });
+        const bool parked = ipc_test::poll_for([&] { return ch.rx->blocked() >= 1; });
         const auto stopped_at = Clock::now();
         ch.rx->stop();
         receiver.join();
@@ -175,7 +164,7 @@ TEMPLATE_TEST_CASE("net channel wait: a stop from another thread of the process 
         }
         std::atomic<Status> got{Status::ok};
         std::thread sender([&] { got = ch.send(ferry::Timeout(k_bound)); });
-        const bool parked = poll_until([&] { return ch.tx->blocked() >= 1; });
+        const bool parked = ipc_test::poll_for([&] { return ch.tx->blocked() >= 1; });
         const auto stopped_at = Clock::now();
         ch.tx->stop();
         sender.join();
