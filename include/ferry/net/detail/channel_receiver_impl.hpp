@@ -122,7 +122,7 @@ inline void ReceiverState::on_peer_lost(PeerId peer) {
         }
     }
     post_all(node_, out);
-    wait_.cv.notify_all();
+    wait_.wake(node_); // a stop or loss seen outside a handler
 }
 
 inline void ReceiverState::check_peers() {
@@ -143,7 +143,7 @@ inline void ReceiverState::stop() {
         }
     }
     post_all(node_, out);
-    wait_.cv.notify_all();
+    wait_.wake(node_); // a stop or loss seen outside a handler
 }
 
 } // namespace ferry::net::detail

@@ -52,7 +52,7 @@ public:
             const std::lock_guard lock(wait_.mutex);
             lost_ = true;
         }
-        wait_.cv.notify_all();
+        wait_.wake(node_); // also from check_peer, outside a handler
     }
 
     // Spends a credit, waiting for one: ok, full (no_wait), timed_out, stopped, peer_lost.
@@ -271,7 +271,7 @@ inline void SenderState::stop() {
         tell = !stopped_ && !lost_ && phase_ == Phase::open;
         stopped_ = true;
     }
-    wait_.cv.notify_all();
+    wait_.wake(node_);
     if (tell) {
         post_all(node_, {Outgoing{peer_, make_wire(WireKind::stop, receiver_, id_)}});
         await_echo([this] { return stop_heard_; });
