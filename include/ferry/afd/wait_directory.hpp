@@ -7,8 +7,7 @@
 // with a peer probe (the segment's participant table). AutoWait, the default wait policy of the
 // schedulers and simulators, looks the waited-on context up once per wait. A net::ExposedWindow
 // enters its memory with a WaitDriver as well: its waiters progress the Node themselves. The
-// directory is
-// process-wide; a process with no window open pays one atomic load per wait.
+// directory is process-wide; a process with no window open pays one atomic load per wait.
 
 #include <algorithm>
 #include <atomic>
