@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 using ferry::Status;
@@ -101,4 +102,20 @@ TEST_CASE("ipc ring: counters and turns a peer rewrites give statuses, and waits
     CHECK(channel->try_send(make_message(2, 0)) == Status::peer_lost);
     CHECK(channel->lost());
     CHECK(channel->try_receive().status() == Status::peer_lost);
+}
+
+// The no-wait peer check's rate limit is a timestamp in shared memory: a peer that writes a time
+// far in the future must not switch the survivor's no-wait checks off (docs/processes.md,
+// Reading shared memory). A due time more than one slice ahead is taken as due now.
+TEST_CASE("ipc ring: a rate-limit timestamp a peer pushes into the future does not silence the "
+          "no-wait peer check",
+          "[ipc]") {
+    const std::int64_t slice = std::chrono::nanoseconds(detail::k_watch_slice).count();
+    for (const std::int64_t scribbled :
+         {std::numeric_limits<std::int64_t>::max(), detail::ring_coarse_now_ns() + 10 * slice}) {
+        std::int64_t next = scribbled;
+        CHECK(detail::ring_watch_due(next));
+        CHECK(next <= detail::ring_coarse_now_ns() + slice); // back within the survivor's slice
+        CHECK_FALSE(detail::ring_watch_due(next));           // and the rate limit holds again
+    }
 }

@@ -117,13 +117,15 @@ inline std::int64_t ring_coarse_now_ns() noexcept {
     ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+// The timestamp is written by other processes: a due time more than one slice ahead is no time
+// this code wrote, and is taken as due now, so a peer cannot switch the check off.
 inline bool ring_watch_due(std::int64_t& next_watch_ns) noexcept {
+    constexpr std::int64_t slice = std::chrono::nanoseconds(k_watch_slice).count();
     const std::int64_t now = ring_coarse_now_ns();
     auto next = ring_ref(next_watch_ns);
     std::int64_t due = next.load(std::memory_order_relaxed);
-    return now >= due &&
-           next.compare_exchange_strong(due, now + std::chrono::nanoseconds(k_watch_slice).count(),
-                                        std::memory_order_relaxed);
+    const bool due_now = now >= due || due - now > slice; // now >= 0: no overflow
+    return due_now && next.compare_exchange_strong(due, now + slice, std::memory_order_relaxed);
 }
 
 // Queued cells by a private copy of each counter: within [0, capacity] whatever they say.
