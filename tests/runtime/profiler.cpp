@@ -67,8 +67,11 @@ TEST_CASE("one trace event per task, as valid Chrome-trace JSON",
                           "my \"quoted\" kernel") == Status::ok);
         REQUIRE(rt.launch_host_task(
                     s, [] {}, "callback") == Status::ok);
-        REQUIRE(rt.memcpy(host.data(), 64, d, 64, ferry::MemcpyKind::device_to_host) == Status::ok);
+        // The stream's tasks read `host` and write `d`: wait for them before copying back (the
+        // synchronous copy is not ordered after another stream's work), into another buffer.
         REQUIRE(rt.synchronize_stream(s) == Status::ok);
+        std::vector<std::byte> back(64);
+        REQUIRE(rt.memcpy(back.data(), 64, d, 64, ferry::MemcpyKind::device_to_host) == Status::ok);
         { ferry::ProfileScope channel_send("send", "channel"); } // another module's own event
     }
     std::ostringstream out;
