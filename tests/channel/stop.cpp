@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <ferry/channel/channel.hpp>
+#include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -173,5 +175,50 @@ TEST_CASE("spsc: clear from the receiving side wakes the blocked sender") {
     CHECK(ch.clear() == 2);
     sender.join();
     CHECK(sent.load() == Status::ok);
-    CHECK(ch.receive().value() == 3);
+    auto third = ch.try_receive();
+    REQUIRE(third.has_value());
+    CHECK(*third == 3);
+}
+
+namespace {
+// An item that runs `on_drop` (once, on its own thread) when a live one is destroyed in the ring.
+struct Tracked {
+    static inline std::function<void()> on_drop;
+    int value = 0;
+    bool live = false;
+
+    Tracked() = default;
+    explicit Tracked(int v) noexcept : value(v), live(true) {}
+    Tracked(Tracked&& o) noexcept : value(o.value), live(std::exchange(o.live, false)) {}
+    Tracked& operator=(Tracked&& o) noexcept {
+        value = o.value;
+        live = std::exchange(o.live, false);
+        return *this;
+    }
+    ~Tracked() {
+        if (live && on_drop) {
+            std::exchange(on_drop, nullptr)();
+        }
+    }
+};
+} // namespace
+
+TEST_CASE("spsc: clear drops what was queued when it began, not an item sent meanwhile") {
+    // The first drop sends a third item from another thread and waits for its answer, so the send
+    // lands while clear() runs. A drain that popped until empty took it too (and, against a sender
+    // that keeps refilling, never returned).
+    ferry::Channel<Tracked, 4> ch;
+    REQUIRE(ch.send(Tracked(1)) == Status::ok);
+    REQUIRE(ch.send(Tracked(2)) == Status::ok);
+    Status sent = Status::failure;
+    Tracked::on_drop = [&] {
+        std::thread([&] { sent = ch.send(Tracked(3)); }).join();
+    };
+    CHECK(ch.clear() == 2);
+    CHECK(sent == Status::ok);
+    auto third = ch.try_receive();
+    REQUIRE(third.has_value());
+    CHECK(third->value == 3);
+    CHECK(ch.empty());
+    Tracked::on_drop = nullptr;
 }

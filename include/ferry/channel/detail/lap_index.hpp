@@ -74,11 +74,14 @@ template <typename Ring>
     return in <= out ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(in - out, capacity));
 }
 
-// Consumer only: pops and destroys every queued item of `ring`; returns how many.
+// Consumer only: pops and destroys the items of `ring` queued when it starts; returns how many.
+// An item pushed while it runs stays queued, so a sender that keeps refilling cannot keep it
+// running (the consumer's own count is exact here: nobody else pops).
 template <typename Ring>
 std::size_t drain(Ring& ring) noexcept {
+    const std::size_t queued = ring.size();
     std::size_t dropped = 0;
-    while (ring.try_pop([](auto&) noexcept {})) {
+    while (dropped < queued && ring.try_pop([](auto&) noexcept {})) {
         ++dropped;
     }
     return dropped;
