@@ -6,8 +6,8 @@ Usage: afd_kill.py AFD_PROCESSES [STEPS] [SEED]
 For each victim (the FFN, attention 0, attention 1), by observable state only:
   1. start the roles as afd_processes does (`ffn PREFIX STEPS norm`, `attention PREFIX STEPS S`)
      with AFD_PROGRESS set, read each one's "ready", then close the FFN's stdin;
-  2. read the victim's progress lines up to "step K" (K drawn from SEED, different per victim)
-     and SIGKILL it;
+  2. read the victim's progress lines up to "step K" (K drawn from SEED, different per victim;
+     the victim, started with AFD_HOLD_AT=K, stops there) and SIGKILL it;
   3. every survivor must exit within LIMIT_S of the kill, with a non-zero status and a line on
      stderr naming the victim ("... attention 0 (pid N) was lost");
   4. nothing named after the run's prefix may be left in /dev/shm.
@@ -26,11 +26,15 @@ START_S = 30.0  # bound on reaching "ready" and "step K"
 
 
 class Role:
-    def __init__(self, exe: str, name: str, args: list[str]):
+    def __init__(self, exe: str, name: str, args: list[str], hold_at: int | None = None):
         env = dict(os.environ, AFD_PROGRESS="1")
+        if hold_at is not None:  # it stops after "step hold_at" until killed
+            env["AFD_HOLD_AT"] = str(hold_at)
         self.name = name
+        # Unbuffered bytes: a line read must not pull the next ones into a buffer that select()
+        # cannot see (a victim holding at its step writes nothing more).
         self.proc = subprocess.Popen([exe] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, text=True)
+                                     stderr=subprocess.PIPE, env=env, bufsize=0)
 
     def read_until(self, wanted: str, limit_s: float) -> bool:
         """Reads stdout lines until `wanted`; false at EOF or after limit_s."""
@@ -39,7 +43,7 @@ class Role:
         deadline = time.monotonic() + limit_s
         try:
             while selector.select(timeout=max(0.0, deadline - time.monotonic())):
-                line = self.proc.stdout.readline()
+                line = self.proc.stdout.readline().decode()
                 if not line:
                     return False
                 if line.rstrip("\n") == wanted:
@@ -50,14 +54,17 @@ class Role:
 
 
 def run_case(exe: str, steps: int, victim: str, step: int, prefix: str) -> list[str]:
-    roles = {"ffn": Role(exe, "ffn", ["ffn", prefix, str(steps), "norm"])}
+    def hold(name: str) -> int | None:
+        return step if name == victim else None
+
+    roles = {"ffn": Role(exe, "ffn", ["ffn", prefix, str(steps), "norm"], hold("ffn"))}
     failures = []
     try:
         if not roles["ffn"].read_until("ready", START_S):
             return [f"{victim}: the ffn did not get ready"]
         for s in (0, 1):
             name = f"attention {s}"
-            roles[name] = Role(exe, name, ["attention", prefix, str(steps), str(s)])
+            roles[name] = Role(exe, name, ["attention", prefix, str(steps), str(s)], hold(name))
             if not roles[name].read_until("ready", START_S):
                 return [f"{victim}: {name} did not get ready"]
         roles["ffn"].proc.stdin.close()
@@ -71,7 +78,7 @@ def run_case(exe: str, steps: int, victim: str, step: int, prefix: str) -> list[
                 continue
             try:  # its few progress lines fit in the pipe: waiting cannot block it
                 role.proc.wait(timeout=max(0.0, killed_at + LIMIT_S - time.monotonic()))
-                err = role.proc.stderr.read()
+                err = role.proc.stderr.read().decode()
             except subprocess.TimeoutExpired:
                 failures.append(f"{victim} killed at step {step}: {name} still ran after "
                                 f"{LIMIT_S} s")

@@ -419,6 +419,9 @@ inline Reports run_in_process(const Config& c) {
 // windows when its stdin reaches EOF (the parent closes it once every attention process is
 // ready). Both wait with AutoWait. With AFD_PROGRESS set in the environment, each also prints
 // "step N" once step N is sent (attention) or served (FFN): what tools/afd_kill.py waits for.
+// With AFD_HOLD_AT=K too, the role stops after "step K" until it is killed, so that the kill
+// lands there, with work left that the other roles need (and not after a run that its progress
+// lines, read late, had already finished).
 
 inline void say(const std::string& line) {
     std::printf("%s\n", line.c_str());
@@ -426,6 +429,15 @@ inline void say(const std::string& line) {
 }
 inline bool progress_wanted() {
     return std::getenv("AFD_PROGRESS") != nullptr;
+}
+inline void say_step(std::uint32_t step) {
+    say("step " + std::to_string(step));
+    static const char* const hold = std::getenv("AFD_HOLD_AT");
+    if (hold != nullptr && std::to_string(step) == hold) {
+        for (;;) {
+            ::pause(); // until the kill
+        }
+    }
 }
 inline int ipc_failure(const ferry::ipc::Error& error) {
     std::fprintf(stderr, "afd process: %s\n", error.message.c_str());
@@ -484,7 +496,7 @@ inline int ffn_process(const std::string& prefix, const Config& c) {
     ends.auto_wait = true;
     if (progress_wanted()) {
         ends.consumed = [round = 0U]() mutable {
-            say("step " + std::to_string(round++));
+            say_step(round++);
             return true;
         };
     }
@@ -521,7 +533,7 @@ inline int attention_process(const std::string& prefix, std::uint32_t s, const C
                        ffn->window()};
     ends.auto_wait = true;
     if (progress_wanted()) {
-        ends.sent = [](std::uint32_t step) { say("step " + std::to_string(step)); };
+        ends.sent = [](std::uint32_t step) { say_step(step); };
     }
     const Report r = run_attention(c, ends, s);
     say(format_report(r));
