@@ -86,7 +86,8 @@ public:
     // bytes are in `staged`.
     void landed(std::uint64_t seq, std::uint64_t count, bool ok,
                 std::span<const std::byte> staged = {});
-    // A receive found nothing and is about to park or give up: what is owed goes back now.
+    // A receive found nothing and is about to park or give up: what is owed goes back now if a
+    // sender wants or holds fewer credits than it is owed.
     void idle(std::vector<Outgoing>& out);
 
     // The oldest message, its slot held until give_back(): empty, stopped or peer_lost when

@@ -196,8 +196,17 @@ inline void ReceiverLedger::landed(std::uint64_t seq, std::uint64_t count, bool 
     }
 }
 
+// Not merely because a look found nothing: a receiver faster than its sender finds nothing at
+// almost every receive, and returning then cost a CREDIT per message. What is owed goes back
+// when a sender wants, or when a sender holds fewer credits than it is owed (it could run dry
+// before the next batch); a sender holding more keeps sending and gets its batch in time.
 inline void ReceiverLedger::idle(std::vector<Outgoing>& out) {
-    if (consumed_since_flush_ > 0) {
+    if (consumed_since_flush_ == 0) {
+        return;
+    }
+    const bool runs_low = std::ranges::any_of(
+        senders_, [](const auto& entry) { return entry.second.owed > entry.second.outstanding; });
+    if (runs_low || !wanting_.empty()) {
         flush(out);
     }
 }
@@ -230,10 +239,10 @@ inline void ReceiverLedger::give_back(const Taken& t, std::vector<Outgoing>& out
 
 // A consumed message's credit is owed to its sender (or freed, when the sender is gone) and
 // returned in batches: once a quarter of the capacity was consumed, when the queue ran empty
-// while a sender wants, or when a receive finds nothing (idle). Not merely because the queue
-// ran empty: a receiver faster than its sender empties the queue at every message, and a
-// CREDIT per message costs both nodes a send and a wake-up each (docs/performance/net.md,
-// Channel rate).
+// while a sender wants, or when a receive finds nothing while a sender runs low (idle). Not
+// merely because the queue ran empty: a receiver faster than its sender empties the queue at
+// every message, and a CREDIT per message costs both nodes a send and a wake-up each
+// (docs/performance/net.md, Channel rate).
 inline void ReceiverLedger::consumed(std::uint64_t sender, std::vector<Outgoing>& out) {
     const auto it = senders_.find(sender);
     if (it != senders_.end() && !it->second.closed) {
