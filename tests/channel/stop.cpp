@@ -211,9 +211,7 @@ TEST_CASE("spsc: clear drops what was queued when it began, not an item sent mea
     REQUIRE(ch.send(Tracked(1)) == Status::ok);
     REQUIRE(ch.send(Tracked(2)) == Status::ok);
     Status sent = Status::failure;
-    Tracked::on_drop = [&] {
-        std::thread([&] { sent = ch.send(Tracked(3)); }).join();
-    };
+    Tracked::on_drop = [&] { std::thread([&] { sent = ch.send(Tracked(3)); }).join(); };
     CHECK(ch.clear() == 2);
     CHECK(sent == Status::ok);
     auto third = ch.try_receive();
