@@ -11,6 +11,9 @@
 //                        16 (64KiB) or 4 (4MiB) buffers of S bytes, read in place
 //                        (receive_view, then release): the Dataset channel's transport without
 //                        the wire format, as the raw row moves bare payloads
+//   bandwidth/ferry_loan/S  the same, each message written in place into a buffer the sender
+//                        lends (MessageSender::loan, then send(loan): no copy, as the raw
+//                        sender fills its slot)
 //   bandwidth/ferry_dataset/S  the Dataset channel proper: MessageSender::send(const Dataset&)
 //                        of a dataset holding one uint8 tensor of S bytes (serialised into
 //                        ferry's wire format, the payload copied once), received as a view and
@@ -125,7 +128,10 @@ Timed batched_rate_to_peer() {
         [&](RateSender& sender, std::uint64_t i) { return batcher.add(sender, i); });
 }
 
-Timed bulk_to_peer(std::size_t size) {
+// How the bulk rows hand their message to the sender.
+enum class Bulk { copy, loan, dataset };
+
+Timed bulk_to_peer(std::size_t size, Bulk how) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     const StreamShape shape = shape_of(size);
@@ -135,6 +141,14 @@ Timed bulk_to_peer(std::size_t size) {
         cpus.second, "ferry_bulk_sink",
         {std::to_string(size), std::to_string(shape.count), std::to_string(shape.window)},
         k_bulk_name, shape.count, [&](ferry::net::MessageSender& sender, std::uint64_t i) {
+            if (how == Bulk::loan) { // written in place, as the raw sender fills its slot
+                auto loan = sender.loan(size);
+                if (!loan) {
+                    return loan.status();
+                }
+                std::memcpy(loan->bytes().data(), &i, sizeof i);
+                return sender.send(std::move(*loan));
+            }
             std::memcpy(payload, &i, sizeof i);
             return sender.send(std::span<const std::byte>(payload, size));
         });
@@ -190,11 +204,12 @@ void rate_ferry(benchmark::State& state, bool batched) {
                             state.iterations());
 }
 
-void bandwidth_ferry(benchmark::State& state, std::size_t size, bool dataset) {
+void bandwidth_ferry(benchmark::State& state, std::size_t size, Bulk how) {
     const StreamShape shape = shape_of(size);
     for (auto _ : state) {
         if (!record(state, ferry::bench::net::guarded<Timed>([&] {
-                        return dataset ? datasets_to_peer(size) : bulk_to_peer(size);
+                        return how == Bulk::dataset ? datasets_to_peer(size)
+                                                    : bulk_to_peer(size, how);
                     }))) {
             break;
         }
@@ -306,8 +321,10 @@ BENCHMARK_CAPTURE(rate_ferry, batch, true)
         ->UseManualTime()                                                                          \
         ->Iterations(1)
 
-FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, false);
-FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, false);
-FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, true);
-FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, true);
+FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, Bulk::copy);
+FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, Bulk::copy);
+FERRY_NET_BANDWIDTH(ferry_loan, 64KiB, 64 << 10, Bulk::loan);
+FERRY_NET_BANDWIDTH(ferry_loan, 4MiB, 4 << 20, Bulk::loan);
+FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, Bulk::dataset);
+FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, Bulk::dataset);
 } // namespace

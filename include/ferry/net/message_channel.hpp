@@ -5,6 +5,8 @@
 //     auto feed = ferry::net::MessageReceiver::create(node, "feed", 8, 4 << 20);   // node A
 //     auto out = ferry::net::MessageSender::open(other, peer_a, "feed");           // node B
 //     out->send(dataset);                       // serialize, then one UCX send
+//     auto loan = out->loan(n);                 // or write a message in place ...
+//     out->send(std::move(*loan));              // ... and send it without a copy
 //     auto ds = feed->receive(10s);             // parse: a dataset owning its payloads
 //     auto view = feed->receive_view();         // or read in place until view->release()
 //
@@ -16,12 +18,14 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <ferry/channel/capacity.hpp>
 #include <ferry/core/result.hpp>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/channel.hpp>
 #include <ferry/net/detail/channel_handle.hpp>
+#include <ferry/net/detail/send_buffers.hpp>
 #include <ferry/net/node.hpp>
 #include <ferry/runtime/profiler.hpp>
 #include <ferry/tensor/dataset.hpp>
@@ -192,6 +196,26 @@ private:
     }
 };
 
+// A buffer of a MessageSender's own to write one message into, then send without a copy
+// (MessageSender::loan, send(MessageLoan&&)). Dropping a loan unsent gives the buffer back.
+class MessageLoan {
+public:
+    MessageLoan() noexcept = default;
+    // The message's bytes, to write (contents unspecified until written).
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {buffer_.get(), size_}; }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    // False for a default-made loan and one that was sent.
+    explicit operator bool() const noexcept { return buffer_ != nullptr; }
+
+private:
+    friend class MessageSender;
+    MessageLoan(std::shared_ptr<std::byte> buffer, std::size_t size) noexcept
+        : buffer_(std::move(buffer)), size_(size) {}
+
+    std::shared_ptr<std::byte> buffer_;
+    std::size_t size_ = 0;
+};
+
 class MessageSender : public detail::SenderHandle {
 public:
     // Opens the message channel `name` served by `peer`; as ChannelSender::open
@@ -234,21 +258,53 @@ public:
     Status send_for(const Dataset& ds, std::chrono::duration<Rep, Period> timeout) noexcept {
         return send(ds, Timeout(timeout));
     }
-    // Sends raw bytes as one message (copied first: UCX reads them after send returns).
-    // invalid_param for an empty message or one over max_message_bytes(), nothing sent.
+    // Sends raw bytes as one message (copied first, into a buffer of this sender's: UCX reads
+    // them after send returns). invalid_param for an empty message or one over
+    // max_message_bytes(), nothing sent.
     Status send(std::span<const std::byte> message, Timeout timeout = forever) noexcept {
+        auto into = loan(message.size());
+        if (!into) {
+            return into.status();
+        }
+        std::memcpy(into->bytes().data(), message.data(), message.size());
+        return send(std::move(*into), timeout);
+    }
+
+    // A buffer of `bytes` bytes to write a message into, from this sender's own (reused once a
+    // message sent from it has left): send(MessageLoan&&) then sends it without a copy.
+    // invalid_param for 0 or over max_message_bytes(); bad_alloc; uninitialized when closed.
+    [[nodiscard]] Result<MessageLoan> loan(std::size_t bytes) noexcept {
         if (!state_) {
             return Status::uninitialized;
         }
-        if (message.empty() || message.size() > max_message_bytes()) {
+        if (bytes == 0 || bytes > max_message_bytes()) {
             return Status::invalid_param;
         }
         try {
-            return send_owned(MessageBuffer(message.begin(), message.end()),
-                              detail::Deadline::of(timeout));
+            if (!buffers_) {
+                buffers_ = std::make_shared<detail::SendBuffers>(capacity());
+            }
+            return MessageLoan(buffers_->take(bytes), bytes);
         } catch (const std::bad_alloc&) {
             return Status::bad_alloc;
         }
+    }
+    // Sends a loaned buffer's bytes as one message, without a copy; as send(bytes). On ok the
+    // loan is spent (empty); otherwise it is still the caller's, to send again or drop.
+    // invalid_param for an empty loan.
+    Status send(MessageLoan&& loan, Timeout timeout = forever) noexcept {
+        if (!state_) {
+            return Status::uninitialized;
+        }
+        if (!loan) {
+            return Status::invalid_param;
+        }
+        const std::span<const std::byte> bytes(loan.buffer_.get(), loan.size_);
+        const Status s = post_with_credit(bytes, loan.buffer_, detail::Deadline::of(timeout));
+        if (s == Status::ok) {
+            loan = MessageLoan();
+        }
+        return s;
     }
 
     // The receiver's limit, learnt when it accepted the open.
@@ -271,21 +327,18 @@ private:
         if (*size > max_message_bytes()) {
             return Status::invalid_param; // checked before a credit is taken or a byte sent
         }
-        auto message = serialize(ds);
-        if (!message) {
-            return message.status();
+        auto into = loan(*size);
+        if (!into) {
+            return into.status();
         }
-        return send_owned(std::move(*message), d);
-    }
-    Status send_owned(MessageBuffer message, detail::Deadline d) noexcept {
-        try {
-            auto owned = std::make_shared<const MessageBuffer>(std::move(message));
-            const std::span<const std::byte> bytes(*owned);
-            return post_with_credit(bytes, std::move(owned), d);
-        } catch (const std::bad_alloc&) {
-            return Status::bad_alloc;
+        if (const auto written = serialize_into(ds, into->bytes()); !written) {
+            return written.status();
         }
+        const std::span<const std::byte> bytes(into->buffer_.get(), into->size_);
+        return post_with_credit(bytes, std::move(into->buffer_), d);
     }
+
+    std::shared_ptr<detail::SendBuffers> buffers_; // made by the first loan
 };
 
 } // namespace ferry::net
