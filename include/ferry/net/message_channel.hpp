@@ -299,12 +299,7 @@ public:
         if (!loan) {
             return Status::invalid_param;
         }
-        const std::span<const std::byte> bytes(loan.buffer_.get(), loan.size_);
-        const Status s = post_with_credit(bytes, loan.buffer_, detail::Deadline::of(timeout));
-        if (s == Status::ok) {
-            loan = MessageLoan();
-        }
-        return s;
+        return post_loan(loan, detail::Deadline::of(timeout));
     }
 
     // The receiver's limit, learnt when it accepted the open.
@@ -324,18 +319,23 @@ private:
         if (!size) {
             return size.status();
         }
-        if (*size > max_message_bytes()) {
-            return Status::invalid_param; // checked before a credit is taken or a byte sent
-        }
-        auto into = loan(*size);
+        auto into = loan(*size); // invalid_param over max_message_bytes(): before a credit
         if (!into) {
             return into.status();
         }
         if (const auto written = serialize_into(ds, into->bytes()); !written) {
             return written.status();
         }
-        const std::span<const std::byte> bytes(into->buffer_.get(), into->size_);
-        return post_with_credit(bytes, std::move(into->buffer_), d);
+        return post_loan(*into, d);
+    }
+    // Takes a credit and hands the loan's buffer to UCX; the loan is spent on ok.
+    Status post_loan(MessageLoan& loan, detail::Deadline d) noexcept {
+        const std::span<const std::byte> bytes(loan.buffer_.get(), loan.size_);
+        const Status s = post_with_credit(bytes, loan.buffer_, d);
+        if (s == Status::ok) {
+            loan = MessageLoan();
+        }
+        return s;
     }
 
     std::shared_ptr<detail::SendBuffers> buffers_; // made by the first loan
