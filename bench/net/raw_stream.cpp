@@ -8,6 +8,8 @@
 //   bandwidth/raw_am/S     ucp_am_send_nbx of S bytes (64KiB, 4MiB); the peer places each
 //                          payload into a preallocated buffer: ucp_am_recv_data_nbx for a
 //                          rendezvous arrival, memcpy for an eager one
+//   bandwidth/raw_am_addr/S  the same over endpoints made from worker addresses (ucx.hpp,
+//                          Connect::worker_address), the kind of endpoint ferry's Node uses
 // Raw UCX has no flow control (unexpected messages are buffered without bound), so the sender
 // keeps at most `window` messages unconsumed: the peer returns a credit (an AM carrying its
 // count) every window / 4 messages consumed, and the sender waits for credit before going
@@ -33,6 +35,7 @@ using ferry::bench::page_aligned;
 using ferry::bench::record;
 using ferry::bench::Timed;
 using ferry::bench::net::ExecPeer;
+using ferry::bench::net::Connect;
 using ferry::bench::net::name_of;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
@@ -116,13 +119,13 @@ private:
     std::uint64_t credited_ = 0;
 };
 
-Timed stream_to_peer(const StreamShape& shape, Waiting waiting) {
+Timed stream_to_peer(const StreamShape& shape, Waiting waiting, Connect how) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    RawUcx ucx(true, waiting);
+    RawUcx ucx(true, waiting, how);
     WindowedSender sender(ucx, shape);
     ExecPeer peer(cpus.second, shape.tag ? "raw_tag_sink" : "raw_am_sink",
-                  {std::to_string(ucx.port()), std::to_string(shape.size),
+                  {ucx.where(), std::to_string(shape.size),
                    std::to_string(shape.count), std::to_string(shape.window), name_of(waiting)});
     const bool accepted = ucx.accept();
     return ferry::bench::net::timed_stream(
@@ -130,11 +133,12 @@ Timed stream_to_peer(const StreamShape& shape, Waiting waiting) {
         [&](char what) { return accepted && ucx.heard(peer, what); });
 }
 
-void stream(benchmark::State& state, std::size_t size, bool tag, Waiting waiting) {
+void stream(benchmark::State& state, std::size_t size, bool tag, Waiting waiting,
+            Connect how = Connect::sockaddr) {
     const StreamShape shape = shape_of(size, tag);
     for (auto _ : state) {
         if (!record(state, ferry::bench::net::guarded<Timed>(
-                               [&] { return stream_to_peer(shape, waiting); }))) {
+                               [&] { return stream_to_peer(shape, waiting, how); }))) {
             break;
         }
     }
@@ -240,7 +244,7 @@ ucs_status_t on_data(void* arg, const void* header, std::size_t header_length, v
     return UCS_INPROGRESS;
 }
 
-// argv: port size count window. Exit 0 when every message came once, intact.
+// argv: where (RawUcx::where) size count window waiting. Exit 0 when every message came once, intact.
 int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
     if (args.size() != 5) {
         return 2;
@@ -250,7 +254,7 @@ int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
     RawUcx ucx(false, ferry::bench::net::waiting_of(args[4]));
     Sink sink(ucx, shape);
     ucx.on_am(k_data_am, &on_data, &sink);
-    if (!ucx.connect(static_cast<std::uint16_t>(std::stoul(args[0])))) {
+    if (!ucx.connect(args[0])) {
         return 2;
     }
     std::uint64_t next = 0;
@@ -298,6 +302,16 @@ FERRY_NET_STREAM(rate, raw_am_spin, 64B, 64, false, spin);
 FERRY_NET_STREAM(rate, raw_tag, 64B, 64, true, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 64KiB, 64 << 10, false, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 4MiB, 4 << 20, false, sleep);
+BENCHMARK_CAPTURE(stream, raw_am_addr_64KiB, 64 << 10, false, Waiting::sleep,
+                  Connect::worker_address)
+    ->Name("bandwidth/raw_am_addr/64KiB")
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(stream, raw_am_addr_4MiB, 4 << 20, false, Waiting::sleep,
+                  Connect::worker_address)
+    ->Name("bandwidth/raw_am_addr/4MiB")
+    ->UseManualTime()
+    ->Iterations(1);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 64KiB, 64 << 10, false, spin);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 4MiB, 4 << 20, false, spin);
 } // namespace

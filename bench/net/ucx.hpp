@@ -10,6 +10,12 @@
 // as ferry's Node's progress thread does; `spin` calls ucp_worker_progress in a loop, the
 // fastest raw UCX gets on an idle machine and a loser on a shared one (a spinning process gets
 // only its fair share of a CPU that others want, a sleeping one is woken at once).
+// Two ways to connect: `sockaddr` (UCX's listener and connection manager, what UCX's own
+// examples do) and `worker_address` (each side makes its endpoint from the other's worker
+// address, as ferry's Node does once its handshake has proven the secret; the parent's address
+// goes to the peer on its command line, the peer's comes back in a first AM). UCX 1.13 gives the
+// two different endpoints over tcp: only the connection manager's gets a lane for zero-copy
+// rendezvous (docs/performance/net.md, Bandwidth).
 
 #include <arpa/inet.h>
 #include <chrono>
@@ -20,12 +26,14 @@
 #include <poll.h>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <ucp/api/ucp.h>
 #include <vector>
 
 namespace ferry::bench::net {
 
 enum class Waiting { sleep, spin };
+enum class Connect { sockaddr, worker_address };
 
 inline const char* name_of(Waiting w) {
     return w == Waiting::spin ? "spin" : "sleep";
@@ -41,7 +49,8 @@ public:
     static constexpr std::uint32_t k_idle_polls = 64;
 
     // Throws std::runtime_error when UCX cannot start or bind.
-    RawUcx(bool listen, Waiting waiting) : spin_(waiting == Waiting::spin) {
+    RawUcx(bool listen, Waiting waiting, Connect how = Connect::sockaddr)
+        : spin_(waiting == Waiting::spin) {
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
         params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
@@ -51,8 +60,11 @@ public:
         wp.thread_mode = UCS_THREAD_MODE_SINGLE;
         check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create");
         check(ucp_worker_get_efd(worker_, &efd_), "ucp_worker_get_efd");
-        if (listen) {
+        if (listen && how == Connect::sockaddr) {
             start_listener();
+        } else if (listen) {
+            own_address_hex_ = own_address_hex();
+            on_am(k_address_am, &RawUcx::on_peer_address, this);
         }
     }
     RawUcx(const RawUcx&) = delete;
@@ -76,6 +88,11 @@ public:
     [[nodiscard]] ucp_worker_h worker() const noexcept { return worker_; }
     [[nodiscard]] ucp_ep_h ep() const noexcept { return ep_; }
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    // What the peer's connect() takes: the listener's port, or "addr:" and the worker address
+    // in hex.
+    [[nodiscard]] std::string where() const {
+        return own_address_hex_.empty() ? std::to_string(port_) : "addr:" + own_address_hex_;
+    }
     // Set by the endpoint's error callback: the peer is gone, every wait gives up.
     [[nodiscard]] bool failed() const noexcept { return failed_; }
 
@@ -117,6 +134,10 @@ public:
 
     // The parent's side: waits for the peer's connection request and makes the endpoint.
     bool accept() {
+        if (!own_address_hex_.empty()) {
+            return progress_until([&] { return !peer_address_.empty(); }) &&
+                   connect_to_address(peer_address_);
+        }
         if (!progress_until([&] { return request_ != nullptr; })) {
             return false;
         }
@@ -125,6 +146,16 @@ public:
         ep.conn_request = request_;
         set_error_handling(ep);
         return ucp_ep_create(worker_, &ep, &ep_) == UCS_OK;
+    }
+
+    // The peer's side: connects to what the parent's where() said.
+    bool connect(const std::string& where) {
+        if (!where.starts_with("addr:")) {
+            return connect(static_cast<std::uint16_t>(std::stoul(where)));
+        }
+        const std::string mine = own_address_hex();
+        return connect_to_address(from_hex(where.substr(5))) &&
+               send_header(k_address_am, mine.data(), mine.size());
     }
 
     // The peer's side: connects to the parent on 127.0.0.1:port.
@@ -200,6 +231,48 @@ public:
     }
 
 private:
+    static constexpr unsigned k_address_am = 31; // the peer's worker address, in hex
+
+    bool connect_to_address(const std::vector<std::byte>& address) {
+        ucp_ep_params_t ep{};
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | error_fields();
+        ep.address = reinterpret_cast<const ucp_address_t*>(address.data());
+        set_error_handling(ep);
+        return !address.empty() && ucp_ep_create(worker_, &ep, &ep_) == UCS_OK;
+    }
+
+    std::string own_address_hex() {
+        ucp_address_t* address = nullptr;
+        std::size_t length = 0;
+        check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+        std::string hex;
+        for (std::size_t i = 0; i < length; ++i) {
+            static constexpr char digits[] = "0123456789abcdef";
+            const auto byte = reinterpret_cast<const unsigned char*>(address)[i];
+            hex += digits[byte >> 4];
+            hex += digits[byte & 15];
+        }
+        ucp_worker_release_address(worker_, address);
+        return hex;
+    }
+
+    static std::vector<std::byte> from_hex(std::string_view hex) {
+        std::vector<std::byte> out;
+        for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+            out.push_back(static_cast<std::byte>(std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
+        }
+        return out;
+    }
+
+    static ucs_status_t on_peer_address(void* self, const void* header, std::size_t length, void*,
+                                        std::size_t, const ucp_am_recv_param_t*) {
+        auto* me = static_cast<RawUcx*>(self);
+        if (me->peer_address_.empty()) {
+            me->peer_address_ = from_hex({static_cast<const char*>(header), length});
+        }
+        return UCS_OK;
+    }
+
     static void check(ucs_status_t status, const char* what) {
         if (status != UCS_OK) {
             throw std::runtime_error(std::string(what) + ": " + ucs_status_string(status));
@@ -272,6 +345,8 @@ private:
     ucp_conn_request_h request_ = nullptr;
     ucp_ep_h ep_ = nullptr;
     std::uint16_t port_ = 0;
+    std::string own_address_hex_;        // worker_address, the parent's side
+    std::vector<std::byte> peer_address_; // what the peer's first AM said
     int efd_ = -1;
     bool spin_;
     bool failed_ = false;
