@@ -67,8 +67,27 @@ inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
     if (op->owned_by_callback) {
         static_cast<void>(op.release());
     }
-    wake(); // the progress thread re-arms with the new request pending
+    announce_request();
     return Status::ok;
+}
+
+// A request is in flight: whoever sleeps on the worker's fd must see what it brings. When they
+// went to sleep as they left the worker (progressed until idle, then armed it) and no caller
+// progressed it since, arming it again here is enough: UCX reports the request's events on the
+// fd. Otherwise they are woken as before: when nobody sleeps on the fd (the progress thread is
+// off the worker), when a caller progressed it since (it may have left work behind), when UCX
+// has work already (busy: arming drained a signal they may have been about to see), or inside
+// a callback (the thread progressing re-arms itself). Waking the progress thread for every
+// in-flight send cost a thread switch and a contended `mu` per message
+// (docs/performance/net.md, Bandwidth).
+inline void Node::Impl::announce_request() noexcept {
+    const bool watched = watching_worker || !fd_waiters.empty();
+    const bool as_left = caller_progress.load(std::memory_order_relaxed) == caller_progress_seen;
+    if (watched && as_left && callback_depth == 0 && ucp_worker_arm(worker.h) == UCS_OK) {
+        return;
+    }
+    wake();
+    wake_fd_waiters(detail::own_wait_fd_if_any());
 }
 
 inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn, ServiceId service,

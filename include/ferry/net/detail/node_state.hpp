@@ -178,7 +178,7 @@ struct Node::Impl {
     // the caller reads anyway; `wanted` (Node::done_progressing, a waiting send or put) brings
     // it back at once. `off_worker` and `wanted` pair like a doorbell's `sleepers` and `rings`.
     std::atomic<std::uint64_t> caller_progress{0}; // bumped by every Node::progress()
-    std::uint64_t caller_progress_seen = 0;        // progress thread only
+    std::uint64_t caller_progress_seen = 0;        // written by the progress thread, `mu` held
     std::atomic<bool> off_worker{false};           // asleep (or about to be) off the worker's fd
     std::atomic<bool> wanted{false};               // a caller stopped progressing: come back
     static constexpr auto k_off_slice = std::chrono::milliseconds(1);
@@ -295,6 +295,7 @@ struct Node::Impl {
     static void on_sent(void* request, ucs_status_t status, void* user);
     static ucp_request_param_t sent_param(Op& op);
     Status settle(std::unique_ptr<Op>& op, void* request);
+    void announce_request() noexcept;
     Status issue(detail::Conn& conn, std::unique_ptr<Op>& op, detail::wire::Kind kind,
                  std::span<const std::byte> payload, std::uint32_t flags);
     // A send started on `conn`: counted when it is a service message (Node::peer_stats).
