@@ -82,6 +82,8 @@ COMPARISONS = [
                "p50_us", "lower", None, "us"),
     Comparison("exchange", "ferry", "raw_put_spin", "AFD exchange round trip (p50) vs raw put+fence+flag, spinning",
                "p50_us", "lower", None, "us"),
+    Comparison("exchange", "raw_put_addr", "raw_put", "raw put exchange: worker-address endpoints vs the connection manager's (the two baselines)",
+               "p50_us", "lower", None, "us"),
     Comparison("exchange", "raw_put_spin", "raw_put", "raw exchange spinning vs sleeping (the two baselines)",
                "p50_us", "lower", None, "us"),
     Comparison("exchange", "ipc", "raw_put", "same host: shared-window exchange (p50) vs raw UCX put over tcp",

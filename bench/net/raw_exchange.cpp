@@ -9,7 +9,8 @@
 //                       answers with an 8-byte put of the round into the parent's mapped flag,
 //                       which the parent polls the same way.
 // Both sides sleep in poll while they wait (ucx.hpp, Waiting), as ferry's Node does;
-// exchange/raw_put_spin/S spin on ucp_worker_progress instead.
+// exchange/raw_put_spin/S spin on ucp_worker_progress instead; exchange/raw_put_addr/S is
+// raw_put over endpoints made from worker addresses, the kind a Node makes (ucx.hpp, Connect).
 // S: 1KiB, and 56KiB (8 tokens x 7168 bytes, the hidden size of the examples' micro-batches).
 // The figure is the round trip (micro-batch there, flag back), per round; each repetition runs
 // k_rounds after k_rounds / 4 untimed, and reports their median (p50_us) and p99.
@@ -28,6 +29,7 @@
 
 namespace {
 using ferry::bench::page_aligned;
+using ferry::bench::net::Connect;
 using ferry::bench::net::ExecPeer;
 using ferry::bench::net::k_rounds;
 using ferry::bench::net::name_of;
@@ -170,14 +172,14 @@ private:
     std::uint64_t flag_ = 0;
 };
 
-Rounds exchange_with_peer(std::size_t size, Waiting waiting) {
+Rounds exchange_with_peer(std::size_t size, Waiting waiting, Connect how) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
-    RawUcx ucx(true, waiting);
+    RawUcx ucx(true, waiting, how);
     Exposed mem(ucx, 0); // the answer flag only
     ExecPeer peer(cpus.second, "raw_ffn",
-                  {std::to_string(ucx.port()), std::to_string(size),
-                   std::to_string(k_rounds / 4 + k_rounds), name_of(waiting)});
+                  {ucx.where(), std::to_string(size), std::to_string(k_rounds / 4 + k_rounds),
+                   name_of(waiting)});
     const bool keyed = ucx.accept() && mem.swap_keys();
     Attention attention(ucx, mem, size);
     return ferry::bench::net::timed_rounds(
@@ -185,12 +187,13 @@ Rounds exchange_with_peer(std::size_t size, Waiting waiting) {
         [&](char what) { return keyed && ucx.heard(peer, what); });
 }
 
-void exchange(benchmark::State& state, std::size_t size, Waiting waiting) {
+void exchange(benchmark::State& state, std::size_t size, Waiting waiting,
+              Connect how = Connect::sockaddr) {
     ferry::bench::net::exchange_rows(state, k_rounds, size,
-                                     [&] { return exchange_with_peer(size, waiting); });
+                                     [&] { return exchange_with_peer(size, waiting, how); });
 }
 
-// The peer (FFN side). argv: port size rounds waiting. Exit 0 when every micro-batch was whole
+// The peer (FFN side). argv: where (RawUcx::where) size rounds waiting. Exit 0 when every micro-batch was whole
 // before its flag.
 int ffn_role(const std::vector<std::string>& args, Reporter report) {
     if (args.size() != 4) {
@@ -200,7 +203,7 @@ int ffn_role(const std::vector<std::string>& args, Reporter report) {
     const std::uint64_t rounds = std::stoull(args[2]);
     RawUcx ucx(false, ferry::bench::net::waiting_of(args[3]));
     Exposed mem(ucx, size);
-    if (!ucx.connect(static_cast<std::uint16_t>(std::stoul(args[0]))) || !mem.swap_keys()) {
+    if (!ucx.connect(args[0]) || !mem.swap_keys()) {
         return 2;
     }
     report('r');
@@ -244,6 +247,14 @@ int ffn_role(const std::vector<std::string>& args, Reporter report) {
 
 FERRY_NET_EXCHANGE(raw_put, 1KiB, 1 << 10, sleep);
 FERRY_NET_EXCHANGE(raw_put, 56KiB, 8 * 7168, sleep);
+BENCHMARK_CAPTURE(exchange, raw_put_addr_1KiB, 1 << 10, Waiting::sleep, Connect::worker_address)
+    ->Name("exchange/raw_put_addr/1KiB")
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(exchange, raw_put_addr_56KiB, 8 * 7168, Waiting::sleep, Connect::worker_address)
+    ->Name("exchange/raw_put_addr/56KiB")
+    ->UseManualTime()
+    ->Iterations(1);
 FERRY_NET_EXCHANGE(raw_put_spin, 1KiB, 1 << 10, spin);
 FERRY_NET_EXCHANGE(raw_put_spin, 56KiB, 8 * 7168, spin);
 } // namespace
