@@ -234,7 +234,7 @@ inline void Node::Impl::run() {
     while (!stopping.load(std::memory_order_acquire)) {
         ucs_status_t armed = UCS_OK;
         bool off = false;
-        bool waiters = false; // joined waiters progress the worker: no slices needed
+        bool slicing_now = false; // off the worker, and looking again within k_off_slice
         clock::time_point due;
         std::string state; // to publish, once the lock is released
         {
@@ -253,8 +253,12 @@ inline void Node::Impl::run() {
                 }
             }
             due = next_heartbeat;
-            waiters = !fd_waiters.empty();
+            const bool waiters = !fd_waiters.empty();
             off = stay_off();
+            const bool waits_came_and_went = waiters_left != waiters_left_seen;
+            waiters_left_seen = waiters_left;
+            slicing = off && (!waiters || waits_came_and_went);
+            slicing_now = slicing;
             armed = off ? UCS_OK : ucp_worker_arm(worker.h);
             if (armed != UCS_ERR_BUSY) {
                 watch_worker(!off); // with `mu`: joining and leaving waiters switch it too
@@ -269,7 +273,7 @@ inline void Node::Impl::run() {
         if (armed == UCS_ERR_BUSY) {
             continue;
         }
-        if (off && !waiters) {
+        if (slicing_now) {
             due = std::min(due, clock::now() + k_off_slice);
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
@@ -396,9 +400,14 @@ inline bool Node::Impl::is_fd_waiter(int fd) const noexcept {
     return std::ranges::find(fd_waiters, fd) != fd_waiters.end();
 }
 
-// `fd` leaves the joined waiters, `mu` held; the last one hands the worker back to the progress
-// thread: armed and in its epoll set, it wakes the thread for the next event only; events
-// already pending (busy) wake it now.
+// `fd` leaves the joined waiters, `mu` held. The last one progresses the worker until idle,
+// then hands it back to the progress thread: armed and in its epoll set, it wakes the thread
+// for the next event only; events already pending (busy) wake it now. Except while the thread
+// is slicing (waits came and went since it last looked): it looks again within k_off_slice
+// anyway, so the worker stays off its fd and the next wait, which usually begins within
+// microseconds, finds the worker its own instead of the thread woken by what arrives meanwhile.
+// Counted as a caller's progress: the thread stays off while waits keep coming (stay_off), and
+// takes the worker back within two slices once they stop.
 inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
     if (const auto it = std::find(fd_waiters.begin(), fd_waiters.end(), fd);
         it != fd_waiters.end()) {
@@ -407,7 +416,12 @@ inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
     if (!fd_waiters.empty()) {
         return;
     }
+    ++waiters_left;
     while (progress_locked()) {
+    }
+    if (slicing && !wanted.load(std::memory_order_seq_cst)) {
+        caller_progress.fetch_add(1, std::memory_order_relaxed);
+        return;
     }
     if (ucp_worker_arm(worker.h) == UCS_ERR_BUSY) {
         wake();

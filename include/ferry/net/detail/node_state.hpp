@@ -186,6 +186,13 @@ struct Node::Impl {
     // eventfd that ends their sleep; guarded by `mu`. While there is one, the progress thread
     // neither watches nor progresses the worker unless `wanted`: the waiters do.
     std::vector<int> fd_waiters;
+    // Waits that end and begin again soon after (an exchange's rounds, a receiver's messages)
+    // keep the worker: while the last waiter left since the progress thread last looked, the
+    // thread sleeps at most k_off_slice (`slicing`), so a waiter that leaves need not hand the
+    // worker back (leave_fd_waiters); both guarded by `mu`.
+    std::uint64_t waiters_left = 0;      // bumped by every last waiter that leaves
+    std::uint64_t waiters_left_seen = 0; // the progress thread's last look
+    bool slicing = false;                // the progress thread looks again within k_off_slice
     void wake_fd_waiters(int except) const noexcept; // with `mu` held
     bool sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
                          clock::time_point deadline);
