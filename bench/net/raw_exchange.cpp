@@ -193,8 +193,8 @@ void exchange(benchmark::State& state, std::size_t size, Waiting waiting,
                                      [&] { return exchange_with_peer(size, waiting, how); });
 }
 
-// The peer (FFN side). argv: where (RawUcx::where) size rounds waiting. Exit 0 when every micro-batch was whole
-// before its flag.
+// The peer (FFN side). argv: where (RawUcx::where) size rounds waiting. Exit 0 when every
+// micro-batch was whole before its flag.
 int ffn_role(const std::vector<std::string>& args, Reporter report) {
     if (args.size() != 4) {
         return 2;

@@ -34,8 +34,8 @@ namespace {
 using ferry::bench::page_aligned;
 using ferry::bench::record;
 using ferry::bench::Timed;
-using ferry::bench::net::ExecPeer;
 using ferry::bench::net::Connect;
+using ferry::bench::net::ExecPeer;
 using ferry::bench::net::name_of;
 using ferry::bench::net::RawUcx;
 using ferry::bench::net::Reporter;
@@ -125,8 +125,8 @@ Timed stream_to_peer(const StreamShape& shape, Waiting waiting, Connect how) {
     RawUcx ucx(true, waiting, how);
     WindowedSender sender(ucx, shape);
     ExecPeer peer(cpus.second, shape.tag ? "raw_tag_sink" : "raw_am_sink",
-                  {ucx.where(), std::to_string(shape.size),
-                   std::to_string(shape.count), std::to_string(shape.window), name_of(waiting)});
+                  {ucx.where(), std::to_string(shape.size), std::to_string(shape.count),
+                   std::to_string(shape.window), name_of(waiting)});
     const bool accepted = ucx.accept();
     return ferry::bench::net::timed_stream(
         peer, shape.count, [&](std::uint64_t i) { return sender.send(i); },
@@ -244,7 +244,8 @@ ucs_status_t on_data(void* arg, const void* header, std::size_t header_length, v
     return UCS_INPROGRESS;
 }
 
-// argv: where (RawUcx::where) size count window waiting. Exit 0 when every message came once, intact.
+// argv: where (RawUcx::where) size count window waiting. Exit 0 when every message came once,
+// intact.
 int sink_role(const std::vector<std::string>& args, Reporter report, bool tag) {
     if (args.size() != 5) {
         return 2;
@@ -307,8 +308,7 @@ BENCHMARK_CAPTURE(stream, raw_am_addr_64KiB, 64 << 10, false, Waiting::sleep,
     ->Name("bandwidth/raw_am_addr/64KiB")
     ->UseManualTime()
     ->Iterations(1);
-BENCHMARK_CAPTURE(stream, raw_am_addr_4MiB, 4 << 20, false, Waiting::sleep,
-                  Connect::worker_address)
+BENCHMARK_CAPTURE(stream, raw_am_addr_4MiB, 4 << 20, false, Waiting::sleep, Connect::worker_address)
     ->Name("bandwidth/raw_am_addr/4MiB")
     ->UseManualTime()
     ->Iterations(1);

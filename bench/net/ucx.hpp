@@ -18,10 +18,12 @@
 // rendezvous (docs/performance/net.md, Bandwidth).
 
 #include <arpa/inet.h>
+#include <boost/algorithm/hex.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdexcept>
@@ -245,21 +247,24 @@ private:
         ucp_address_t* address = nullptr;
         std::size_t length = 0;
         check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+        const auto* bytes = reinterpret_cast<const unsigned char*>(address);
         std::string hex;
-        for (std::size_t i = 0; i < length; ++i) {
-            static constexpr char digits[] = "0123456789abcdef";
-            const auto byte = reinterpret_cast<const unsigned char*>(address)[i];
-            hex += digits[byte >> 4];
-            hex += digits[byte & 15];
-        }
+        boost::algorithm::hex_lower(bytes, bytes + length, std::back_inserter(hex));
         ucp_worker_release_address(worker_, address);
         return hex;
     }
 
-    static std::vector<std::byte> from_hex(std::string_view hex) {
+    // Empty when `hex` is not an even run of hex digits (nothing throws into UCX's callbacks).
+    static std::vector<std::byte> from_hex(std::string_view hex) noexcept {
         std::vector<std::byte> out;
-        for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-            out.push_back(static_cast<std::byte>(std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
+        try {
+            std::string bytes;
+            boost::algorithm::unhex(hex.begin(), hex.end(), std::back_inserter(bytes));
+            for (const char c : bytes) {
+                out.push_back(static_cast<std::byte>(c));
+            }
+        } catch (...) {
+            out.clear();
         }
         return out;
     }
@@ -345,7 +350,7 @@ private:
     ucp_conn_request_h request_ = nullptr;
     ucp_ep_h ep_ = nullptr;
     std::uint16_t port_ = 0;
-    std::string own_address_hex_;        // worker_address, the parent's side
+    std::string own_address_hex_;         // worker_address, the parent's side
     std::vector<std::byte> peer_address_; // what the peer's first AM said
     int efd_ = -1;
     bool spin_;

@@ -83,11 +83,15 @@ inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
 inline void Node::Impl::announce_request() noexcept {
     const bool watched = watching_worker || !fd_waiters.empty();
     const bool as_left = caller_progress.load(std::memory_order_relaxed) == caller_progress_seen;
-    if (watched && as_left && callback_depth == 0 && ucp_worker_arm(worker.h) == UCS_OK) {
+    if (!watched || !as_left || callback_depth != 0) {
+        wake();
+        return;
+    }
+    if (ucp_worker_arm(worker.h) == UCS_OK) {
         return;
     }
     wake();
-    wake_fd_waiters(detail::own_wait_fd_if_any());
+    wake_fd_waiters(detail::own_wait_fd_if_any()); // the arm may have drained their signal
 }
 
 inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn, ServiceId service,
