@@ -32,6 +32,15 @@ and it stores /proc/loadavg before and after the run in the JSON context (loadav
 loadavg_after). A run whose 1-minute load was above LOADED_ABOVE when it started, or whose load
 was not recorded, is labelled "loaded": its ratios are printed, its verdicts are not given.
 
+Placement: the two-process benchmarks (bench/ipc, transfers through shared memory) record
+line_before_ns / line_after_ns, the round trip of one cache line between their two CPUs just
+before and after the timed part. On a VM whose host moves the vCPUs, that round trip takes
+~27, ~75 or ~320 ns, and a transfer runs at very different speeds in each placement. Where both
+sides of a pair carry the probe, the pair is compared only when all four probes lie within a
+factor PLACEMENT_FACTOR of each other: the other pairs compare two placements of the host, not two
+transports, and are counted as left out (the row says how many); the verdict and the ratios are
+taken over the matched pairs, and need MIN_PAIRS of them like any other.
+
 Other areas import this module with their own comparisons (tools/bench_ipc_plot.py): a
 Comparison names the measure, the side measured ("ours") and the side it is divided by
 ("theirs"), so one measure can be compared with several baselines, or one baseline with another.
@@ -69,6 +78,8 @@ MET_FRACTION = 0.9
 # one busy core of someone else's already distorts a two-process or two-thread figure).
 LOADED_ABOVE = 1.0
 MIN_PAIRS = 10
+PLACEMENT_FACTOR = 2.0
+PLACEMENT_PROBES = ("line_before_ns", "line_after_ns")
 MIN_P99_SAMPLES = 1000
 COMPARISONS = [Comparison(measure, "ferry", "baseline", *spec) for measure, spec in MEASURES.items()]
 
@@ -196,9 +207,27 @@ def summarise(runs, comparisons=COMPARISONS):
     return rows
 
 
+def same_placement(*runs):
+    """Whether the runs' placement probes all lie within PLACEMENT_FACTOR of each other; True
+    where any run has no probe (nothing to compare)."""
+    probes = [run.get(key) for run in runs for key in PLACEMENT_PROBES]
+    if any(p is None for p in probes):
+        return True
+    return min(probes) > 0 and max(probes) <= PLACEMENT_FACTOR * min(probes)
+
+
 def compare(c, param, sides, reps):
-    """The row of comparison `c` at `param` over the paired repetitions `reps`."""
+    """The row of comparison `c` at `param` over the paired repetitions `reps` that ran in the
+    same placement (all of them where the runs carry no probe)."""
     measure, metric, better, target = c.measure, c.metric, c.better, c.target
+    paired = len(reps)
+    reps = [r for r in reps if same_placement(sides[c.ours][r], sides[c.theirs][r])]
+    if not reps:
+        return {"measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
+                "what": c.what, "better": better, "target": target, "unit": c.unit, "n": 0,
+                "left_out": paired, "ours": float("nan"), "theirs": float("nan"),
+                "ratio": float("nan"), "iqr": (float("nan"),) * 2, "range": (float("nan"),) * 2,
+                "samples": None, "verdict": "no pair in one placement", "fraction": None}
     ours = [absolute(sides[c.ours][r], metric) for r in reps]
     theirs = [absolute(sides[c.theirs][r], metric) for r in reps]
     ratios = [o / t for o, t in zip(ours, theirs)]
@@ -206,7 +235,7 @@ def compare(c, param, sides, reps):
         "measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
         "what": c.what, "better": better, "target": target, "unit": c.unit, "n": len(reps), "ours": statistics.median(ours),
         "theirs": statistics.median(theirs), "ratio": statistics.median(ratios),
-        "iqr": quartiles(ratios), "range": (min(ratios), max(ratios)),
+        "iqr": quartiles(ratios), "range": (min(ratios), max(ratios)), "left_out": paired - len(reps),
     }
     if measure in P50:
         row["ours_p50"] = statistics.median(sides[c.ours][r]["p50_us"] for r in reps)
@@ -255,6 +284,8 @@ def table(rows):
         sign = ">=" if r["better"] == "higher" else "<="
         goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
         share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
+        if r.get("left_out"):
+            share += f" ({r['left_out']} left out: placement)"
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
             f"| {ratio_text(r['ratio'])}x | {ratio_text(r['iqr'][0])}..{ratio_text(r['iqr'][1])} "

@@ -4,14 +4,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <benchmark/benchmark.h>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <ferry/channel/channel.hpp>
+#include <limits>
 #include <mutex>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -114,6 +118,102 @@ private:
     bool pinned_ = false;
 };
 
+// How far apart the two pinned CPUs are at this moment: the round-trip time of one cache line
+// bounced between two threads or two processes (k_round_trips times; one side leads, the other
+// follows, each counting in its own member, so after a fork each process keeps its own count). This VM's two vCPUs are threads on a host
+// whose scheduler moves them every few seconds: on one die the line's round trip takes about
+// 60-120 ns, on two dies about 340-460 ns, and a pipeline that copies through shared memory
+// between two processes runs up to twenty times slower in the second placement. The ipc harness
+// records it before and after each timed transfer, so a report pairs only runs that saw the same
+// placement (tools/bench_channel_plot.py, docs/performance/ipc.md).
+class LineProbe {
+public:
+    static constexpr std::uint64_t k_round_trips = 2000;
+
+    LineProbe() noexcept
+        : page_(::mmap(nullptr, k_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                       0)) {}
+    ~LineProbe() {
+        if (page_ != MAP_FAILED) {
+            ::munmap(page_, k_page);
+        }
+    }
+    LineProbe(const LineProbe&) = delete;
+    LineProbe& operator=(const LineProbe&) = delete;
+
+    // The parent's side: nanoseconds per round trip, NaN when the peer did not answer in time.
+    // The first round trip, which waits for the peer to arrive, is not timed.
+    double lead() noexcept {
+        auto start = clock::now();
+        for (std::uint64_t i = 0; i <= k_round_trips; ++i) {
+            word().store(led_ + 1, std::memory_order_release);
+            if (!await(led_ + 2)) {
+                return std::numeric_limits<double>::quiet_NaN();
+            }
+            led_ += 2;
+            if (i == 0) {
+                start = clock::now();
+            }
+        }
+        return std::chrono::duration<double, std::nano>(clock::now() - start).count() /
+               static_cast<double>(k_round_trips);
+    }
+
+    // The peer's side of the same probe; false when the parent did not lead in time.
+    bool follow() noexcept {
+        for (std::uint64_t i = 0; i <= k_round_trips; ++i) {
+            if (!await(followed_ + 1)) {
+                return false;
+            }
+            word().store(followed_ + 2, std::memory_order_release);
+            followed_ += 2;
+        }
+        return true;
+    }
+
+private:
+    static constexpr std::size_t k_page = 4096;
+    static constexpr auto k_patience = std::chrono::seconds(10);
+
+    std::atomic<std::uint64_t>& word() noexcept {
+        return *static_cast<std::atomic<std::uint64_t>*>(page_);
+    }
+    bool await(std::uint64_t value) noexcept {
+        if (page_ == MAP_FAILED) {
+            return false;
+        }
+        const auto deadline = clock::now() + k_patience;
+        for (unsigned tries = 1; word().load(std::memory_order_acquire) != value; ++tries) {
+            if (tries % 4096 == 0 && clock::now() > deadline) {
+                return false;
+            }
+            ferry::detail::cpu_relax();
+        }
+        return true;
+    }
+
+    void* page_;
+    // The word's value after the probes this side has finished, for each side.
+    std::uint64_t led_ = 0;
+    std::uint64_t followed_ = 0;
+};
+
+// Where a timed helper's two threads ran: the LineProbe round trip just before and just after
+// its timed part (NaN: not measured). Benchmarks store it as the counters line_before_ns and
+// line_after_ns, which tools/bench_channel_plot.py uses to pair only like placements.
+struct Placement {
+    double before_ns = std::numeric_limits<double>::quiet_NaN();
+    double after_ns = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Stores a measured placement as the iteration's counters (nothing when it was not measured).
+inline void record_placement(benchmark::State& state, const Placement& placement) {
+    if (!std::isnan(placement.before_ns) && !std::isnan(placement.after_ns)) {
+        state.counters["line_before_ns"] = placement.before_ns;
+        state.counters["line_after_ns"] = placement.after_ns;
+    }
+}
+
 // Both timed helpers pin their two threads to two CPUs, and first run an untimed warm-up of n / 4 messages (round trips) on the same two
 // threads: a new thread often starts on its creator's core and is moved to an idle one only
 // milliseconds later, which would otherwise be measured as part of the first few hundred
@@ -123,18 +223,24 @@ private:
 // Seconds to move `n` messages from this thread (send(i)) to a second thread (receive() ->
 // value). The receiver's checksum is compared so the optimiser cannot drop the work and a lost
 // message would show.
+// With `placement`, a LineProbe runs between the two threads before and after the timed part;
+// the time ends when the consumer reports its last receive (a flag), before the after-probe.
 template <typename Send, typename Receive>
-double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& checksum_ok) {
+double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& checksum_ok,
+                        Placement* placement = nullptr) {
     const std::uint64_t warmup = n / 4;
     std::atomic<bool> warm{false};
+    std::atomic<bool> done{false};
     std::uint64_t warm_sum = 0;
     std::uint64_t sum = 0;
+    LineProbe probe;
     const auto cpus = two_cpus();
     const PinnedToCpu producer_cpu(cpus.first);
     // The consumer works on its own copy of `receive` and of the counts: reading them through
     // references into this (the producer's) stack frame would share lines with the producer's
     // own variables on every message.
-    std::thread consumer([&warm, &warm_sum, &sum, receive, warmup, n, cpu = cpus.second]() mutable {
+    std::thread consumer([&warm, &done, &warm_sum, &sum, &probe, probed = placement != nullptr,
+                          receive, warmup, n, cpu = cpus.second]() mutable {
         const PinnedToCpu consumer_cpu(cpu);
         // Sums in registers, stored once at the end: a store per message into this (the
         // producer's) stack frame would share a line with the producer's own variables.
@@ -143,15 +249,25 @@ double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& check
             local += receive();
         }
         warm_sum = local;
+        if (probed) {
+            (void)probe.follow();
+        }
         warm.store(true, std::memory_order_release);
         local = 0;
         for (std::uint64_t i = 0; i < n; ++i) {
             local += receive();
         }
         sum = local;
+        done.store(true, std::memory_order_release);
+        if (probed) {
+            (void)probe.follow();
+        }
     });
     for (std::uint64_t i = 0; i < warmup; ++i) {
         send(i);
+    }
+    if (placement != nullptr) {
+        placement->before_ns = probe.lead();
     }
     while (!warm.load(std::memory_order_acquire)) {
         ferry::detail::cpu_relax();
@@ -160,33 +276,57 @@ double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& check
     for (std::uint64_t i = 0; i < n; ++i) {
         send(i);
     }
-    consumer.join();
+    while (!done.load(std::memory_order_acquire)) {
+        ferry::detail::cpu_relax();
+    }
     const auto stop = clock::now();
+    if (placement != nullptr) {
+        placement->after_ns = probe.lead();
+    }
+    consumer.join();
     checksum_ok = checksum_ok && sum == n * (n - 1) / 2 &&
                   warm_sum == (warmup == 0 ? 0 : warmup * (warmup - 1) / 2);
     return std::chrono::duration<double>(stop - start).count();
 }
 
 // Seconds for `n` round trips: this thread sends i and waits for the echo; a second thread echoes.
+// With `placement`, a LineProbe runs before and after the timed round trips.
 template <typename Ping, typename Echo>
-double round_trip_seconds(std::uint64_t n, Ping ping, Echo echo) {
+double round_trip_seconds(std::uint64_t n, Ping ping, Echo echo, Placement* placement = nullptr) {
     const std::uint64_t warmup = n / 4;
+    LineProbe probe;
     const auto cpus = two_cpus();
     const PinnedToCpu pinger_cpu(cpus.first);
-    std::thread echoer([echo, warmup, n, cpu = cpus.second]() mutable {
+    std::thread echoer([echo, &probe, probed = placement != nullptr, warmup, n,
+                        cpu = cpus.second]() mutable {
         const PinnedToCpu echoer_cpu(cpu);
-        for (std::uint64_t i = 0; i < warmup + n; ++i) {
+        for (std::uint64_t i = 0; i < warmup; ++i) {
             echo();
+        }
+        if (probed) {
+            (void)probe.follow();
+        }
+        for (std::uint64_t i = 0; i < n; ++i) {
+            echo();
+        }
+        if (probed) {
+            (void)probe.follow();
         }
     });
     for (std::uint64_t i = 0; i < warmup; ++i) {
         ping(i);
+    }
+    if (placement != nullptr) {
+        placement->before_ns = probe.lead();
     }
     const auto start = clock::now();
     for (std::uint64_t i = 0; i < n; ++i) {
         ping(i);
     }
     const auto stop = clock::now();
+    if (placement != nullptr) {
+        placement->after_ns = probe.lead();
+    }
     echoer.join();
     return std::chrono::duration<double>(stop - start).count();
 }
@@ -201,7 +341,8 @@ inline double quantile(std::vector<double>& samples, double q) {
 // Seconds to move `n` values through a ferry channel `ch` between two threads
 // (transfer_seconds): try_send / try_receive spinning, or (Blocking) send / receive.
 template <bool Blocking, typename Channel>
-double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok) {
+double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok,
+                                Placement* placement = nullptr) {
     const auto send = [&ch](std::uint64_t v) {
         if constexpr (Blocking) {
             (void)ch.send(std::move(v));
@@ -222,7 +363,7 @@ double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok)
             return v;
         }
     };
-    return transfer_seconds(n, send, receive, checksum_ok);
+    return transfer_seconds(n, send, receive, checksum_ok, placement);
 }
 
 } // namespace ferry::bench

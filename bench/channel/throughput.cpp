@@ -19,6 +19,8 @@ namespace {
 using ferry::Status;
 using ferry::bench::channel_transfer_seconds;
 using ferry::bench::LockedQueue;
+using ferry::bench::Placement;
+using ferry::bench::record_placement;
 using ferry::bench::round_trip_seconds;
 using ferry::bench::spin_until;
 using ferry::bench::transfer_seconds;
@@ -48,7 +50,10 @@ void nonblocking_ferry(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         const auto ch = std::make_unique<ferry::Channel<std::uint64_t, C>>();
-        state.SetIterationTime(channel_transfer_seconds<false>(*ch, k_nonblocking_messages, ok));
+        Placement placement;
+        state.SetIterationTime(
+            channel_transfer_seconds<false>(*ch, k_nonblocking_messages, ok, &placement));
+        record_placement(state, placement);
     }
     finish(state, k_nonblocking_messages, ok);
 }
@@ -58,6 +63,7 @@ void nonblocking_boost(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         auto q = std::make_unique<raw_spsc<C>>();
+        Placement placement;
         state.SetIterationTime(transfer_seconds(
             k_nonblocking_messages,
             [&](std::uint64_t v) { spin_until([&] { return q->push(v); }); },
@@ -66,7 +72,8 @@ void nonblocking_boost(benchmark::State& state) {
                 spin_until([&] { return q->pop(v); });
                 return v;
             },
-            ok));
+            ok, &placement));
+        record_placement(state, placement);
     }
     finish(state, k_nonblocking_messages, ok);
 }
@@ -76,7 +83,10 @@ void blocking_ferry(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         const auto ch = std::make_unique<ferry::Channel<std::uint64_t, C>>();
-        state.SetIterationTime(channel_transfer_seconds<true>(*ch, k_blocking_messages<C>, ok));
+        Placement placement;
+        state.SetIterationTime(
+            channel_transfer_seconds<true>(*ch, k_blocking_messages<C>, ok, &placement));
+        record_placement(state, placement);
     }
     finish(state, k_blocking_messages<C>, ok);
 }
@@ -86,8 +96,11 @@ void blocking_mutex(benchmark::State& state) {
     bool ok = true;
     for (auto _ : state) {
         LockedQueue<std::uint64_t> q(C);
+        Placement placement;
         state.SetIterationTime(transfer_seconds(
-            k_blocking_messages<C>, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok));
+            k_blocking_messages<C>, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok,
+            &placement));
+        record_placement(state, placement);
     }
     finish(state, k_blocking_messages<C>, ok);
 }
@@ -106,13 +119,15 @@ void pingpong_ferry(benchmark::State& state) {
     for (auto _ : state) {
         const auto there = std::make_unique<ferry::Channel<std::uint64_t, C>>();
         const auto back = std::make_unique<ferry::Channel<std::uint64_t, C>>();
+        Placement placement;
         state.SetIterationTime(round_trip_seconds(
             k_round_trips,
             [&](std::uint64_t v) {
                 (void)there->send(std::move(v));
                 benchmark::DoNotOptimize(back->receive());
             },
-            [&] { (void)back->send(there->receive().value_or(0)); }));
+            [&] { (void)back->send(there->receive().value_or(0)); }, &placement));
+        record_placement(state, placement);
         parked += parked_us(*there, *back);
     }
     state.counters["parked_us"] = parked; // warm-up included
@@ -124,6 +139,7 @@ void pingpong_boost(benchmark::State& state) {
     for (auto _ : state) {
         auto there = std::make_unique<raw_spsc<C>>();
         auto back = std::make_unique<raw_spsc<C>>();
+        Placement placement;
         state.SetIterationTime(round_trip_seconds(
             k_round_trips,
             [&](std::uint64_t v) {
@@ -136,7 +152,9 @@ void pingpong_boost(benchmark::State& state) {
                 std::uint64_t v = 0;
                 spin_until([&] { return there->pop(v); });
                 spin_until([&] { return back->push(v); });
-            }));
+            },
+            &placement));
+        record_placement(state, placement);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(k_round_trips) * state.iterations());
 }

@@ -30,11 +30,14 @@ inline std::string object_name(const char* what) {
            std::to_string(counter++);
 }
 
-// What a timed run gives back: its seconds, or why it is void.
+// What a timed run gives back: its seconds, or why it is void; and, where the run measured it,
+// how far apart the host had placed the two CPUs just before and just after the timed part.
 struct Timed {
     double seconds = 0;
     std::string error; // empty when the run is valid
+    Placement placement;
 };
+
 
 // The parent's handle on a peer process: the pipe it reports on by single bytes, and its
 // verdict by exit status. `wrong_data` is what exit status 1 means for that kind of peer.
@@ -175,13 +178,15 @@ Timed round_trip_across(std::uint64_t n, Ping ping, OpenEcho open_echo) {
 // timed send to the peer's report that it has received the last one. The peer calls
 // open_receive() once, reports ready, receives an untimed warm-up of n / 4 and reports warm,
 // then receives n; it checks both sums (receive() returns the value received) so a lost or
-// duplicated value voids the run.
+// duplicated value voids the run. A LineProbe before and after the timed part records where the
+// host had placed the two CPUs.
 template <typename Send, typename OpenReceive>
 Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
     const std::uint64_t warmup = n / 4;
     const auto sum_below = [](std::uint64_t k) { return k == 0 ? 0 : k * (k - 1) / 2; };
     const auto cpus = two_cpus();
     const PinnedToCpu pinned(cpus.first);
+    LineProbe probe;
     Peer peer(cpus.second, [&](auto report) {
         auto receive = open_receive();
         report('r');
@@ -189,6 +194,7 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
         for (std::uint64_t i = 0; i < warmup; ++i) {
             sum += receive();
         }
+        const bool probed_before = probe.follow();
         report('w');
         const bool warm_ok = sum == sum_below(warmup);
         sum = 0;
@@ -196,7 +202,7 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
             sum += receive();
         }
         report('d');
-        return warm_ok && sum == sum_below(n);
+        return probe.follow() && probed_before && warm_ok && sum == sum_below(n);
     });
     Timed result;
     if (!peer.await('r')) {
@@ -206,6 +212,7 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
     for (std::uint64_t i = 0; i < warmup; ++i) {
         send(i);
     }
+    result.placement.before_ns = probe.lead();
     if (!peer.await('w')) {
         result.error = peer.finish();
         return result;
@@ -216,6 +223,7 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
     }
     const bool done = peer.await('d');
     const auto stop = clock::now();
+    result.placement.after_ns = probe.lead();
     result.error = peer.finish();
     if (result.error.empty() && !done) {
         result.error = "peer did not report done";

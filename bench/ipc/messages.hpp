@@ -51,6 +51,7 @@ inline bool record(benchmark::State& state, const Timed& timed) {
         return false;
     }
     state.SetIterationTime(timed.seconds);
+    record_placement(state, timed.placement);
     return true;
 }
 
