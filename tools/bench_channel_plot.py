@@ -36,8 +36,9 @@ Placement: the two-process benchmarks (bench/ipc, transfers through shared memor
 line_before_ns / line_after_ns, the round trip of one cache line between their two CPUs just
 before and after the timed part. On a VM whose host moves the vCPUs, that round trip takes
 ~27, ~75 or ~320 ns, and a transfer runs at very different speeds in each placement. Where both
-sides of a pair carry the probe, the pair is compared only when all four probes lie within a
-factor PLACEMENT_FACTOR of each other: the other pairs compare two placements of the host, not two
+sides of a pair carry the probe, the pair is compared only when all its probes (four; two for
+bench-net, which probes after the timed part only) lie within a factor PLACEMENT_FACTOR of each
+other: the other pairs compare two placements of the host, not two
 transports, and are counted as left out (the row says how many); the verdict and the ratios are
 taken over the matched pairs, and need MIN_PAIRS of them like any other.
 
@@ -208,11 +209,13 @@ def summarise(runs, comparisons=COMPARISONS):
 
 
 def same_placement(*runs):
-    """Whether the runs' placement probes all lie within PLACEMENT_FACTOR of each other; True
-    where any run has no probe (nothing to compare)."""
-    probes = [run.get(key) for run in runs for key in PLACEMENT_PROBES]
-    if any(p is None for p in probes):
+    """Whether the runs' placement probes (those each recorded: bench-net's runs probe only
+    after the timed part) all lie within PLACEMENT_FACTOR of each other; True where a run has
+    no probe at all (nothing to compare)."""
+    per_run = [[run[key] for key in PLACEMENT_PROBES if key in run] for run in runs]
+    if any(not probes for probes in per_run):
         return True
+    probes = [p for run in per_run for p in run]
     return min(probes) > 0 and max(probes) <= PLACEMENT_FACTOR * min(probes)
 
 

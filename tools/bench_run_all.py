@@ -6,9 +6,9 @@ machine as quiet as it gets, and writes one JSON per area into OUT_DIR.
     python3 tools/bench_report.py OUT_DIR --write docs/performance.md
 
 AREA is any of the names below (default: all). Each run has 10 repetitions with random
-interleaving (20 for the counters, whose pairs differ by less; 40 for ipc and 30 for channel,
-whose pairs count only where both sides ran in the same placement of the two CPUs, about half
-of them on this VM: bench_channel_plot's "Placement"), goes through
+interleaving (20 for the counters, whose pairs differ by less; 40 for ipc and 30 for channel
+and net, whose pairs count only where both sides ran in the same placement of the two CPUs,
+about half of them on this VM: bench_channel_plot's "Placement"), goes through
 bench_channel_plot.run_recorded (so /proc/loadavg before and after is in the JSON's context),
 and starts only once the 1-minute load average is at or below bench_channel_plot.LOADED_ABOVE —
 it waits up to WAIT_LIMIT seconds for that, then runs anyway and the report labels the run
@@ -29,7 +29,7 @@ AREAS = {
     "channel-counters": ("bench/channel/bench-channel-counters", ["--benchmark_repetitions=20"]),
     "ipc": ("bench/ipc/bench-ipc", ["--benchmark_repetitions=40"]),
     "ipc-counters": ("bench/ipc/bench-ipc-counters", ["--benchmark_repetitions=20"]),
-    "net": ("bench/net/bench-net", ["--benchmark_repetitions=10"]),
+    "net": ("bench/net/bench-net", ["--benchmark_repetitions=30"]),
     "acl": ("bench/acl/bench-acl", ["--benchmark_repetitions=10"]),
     "afd": ("bench/afd/afd_bench", ["--benchmark_repetitions=10"]),
     "runtime": ("bench/runtime/bench-runtime", ["--benchmark_repetitions=10"]),

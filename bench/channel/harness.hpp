@@ -133,6 +133,11 @@ public:
     LineProbe() noexcept
         : page_(::mmap(nullptr, k_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
                        0)) {}
+    // The page of a memory file (an exec'd peer inherits the descriptor): the file must hold
+    // k_page bytes; an fd < 0 or a failed mapping gives a probe whose every round fails.
+    explicit LineProbe(int fd) noexcept
+        : page_(fd < 0 ? MAP_FAILED
+                       : ::mmap(nullptr, k_page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) {}
     ~LineProbe() {
         if (page_ != MAP_FAILED) {
             ::munmap(page_, k_page);
@@ -171,8 +176,9 @@ public:
         return true;
     }
 
-private:
     static constexpr std::size_t k_page = 4096;
+
+private:
     static constexpr auto k_patience = std::chrono::seconds(10);
 
     std::atomic<std::uint64_t>& word() noexcept {
@@ -206,10 +212,12 @@ struct Placement {
     double after_ns = std::numeric_limits<double>::quiet_NaN();
 };
 
-// Stores a measured placement as the iteration's counters (nothing when it was not measured).
+// Stores each measured probe of a placement as the iteration's counter (none not measured).
 inline void record_placement(benchmark::State& state, const Placement& placement) {
-    if (!std::isnan(placement.before_ns) && !std::isnan(placement.after_ns)) {
+    if (!std::isnan(placement.before_ns)) {
         state.counters["line_before_ns"] = placement.before_ns;
+    }
+    if (!std::isnan(placement.after_ns)) {
         state.counters["line_after_ns"] = placement.after_ns;
     }
 }

@@ -13,19 +13,20 @@
 namespace ferry::bench::net {
 
 int run_peer(int argc, char** argv) {
-    if (argc < 4) {
+    if (argc < 5) {
         return 2;
     }
-    const Reporter report(std::atoi(argv[2]));
-    const auto role = roles().find(argv[3]);
+    LineProbe probe(std::atoi(argv[3]));
+    const Reporter report(std::atoi(argv[2]), probe);
+    const auto role = roles().find(argv[4]);
     if (role == roles().end()) {
-        std::fprintf(stderr, "bench-net peer: no role %s\n", argv[3]);
+        std::fprintf(stderr, "bench-net peer: no role %s\n", argv[4]);
         return 2;
     }
     try {
-        return role->second(std::vector<std::string>(argv + 4, argv + argc), report);
+        return role->second(std::vector<std::string>(argv + 5, argv + argc), report);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench-net peer %s: %s\n", argv[3], e.what());
+        std::fprintf(stderr, "bench-net peer %s: %s\n", argv[4], e.what());
         return 2;
     }
 }

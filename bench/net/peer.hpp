@@ -7,7 +7,12 @@
 // from scratch, as an unrelated process on another host would.
 //
 // The peer reports progress as single bytes on a pipe ('r' ready, 'w' warm, 'd' done) and its
-// verdict (sums, echoes) by its exit status; every figure is timed in the parent.
+// verdict (sums, echoes) by its exit status; every figure is timed in the parent. After 'd' the
+// peer answers a LineProbe (bench/channel/harness.hpp) on a memory file it inherits, which the
+// parent leads as soon as it has heard the byte: where the host placed the two CPUs at the end
+// of the timed part. Only then: at 'r' or 'w' the parent may still need the peer's worker to
+// progress (the connection request, a credit) before it can hear the byte, and a peer spinning
+// in the probe would not progress it.
 
 #include "../channel/harness.hpp"
 #include "../ipc/harness.hpp"
@@ -20,6 +25,7 @@
 #include <map>
 #include <poll.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,17 +34,25 @@
 
 namespace ferry::bench::net {
 
-// The first argument that makes this executable a peer: `--net-peer <fd> <role> <args...>`.
+// The first argument that makes this executable a peer:
+// `--net-peer <report fd> <probe fd> <role> <args...>`.
 inline constexpr const char* k_peer_flag = "--net-peer";
 
-// How a peer reports: one byte on the pipe inherited from the parent.
+// How a peer reports: one byte on the pipe inherited from the parent; after 'd' (done), its
+// side of the placement probe the parent leads on hearing it.
 class Reporter {
 public:
-    explicit Reporter(int fd) noexcept : fd_(fd) {}
-    void operator()(char what) const noexcept { (void)!::write(fd_, &what, 1); }
+    Reporter(int fd, LineProbe& probe) noexcept : fd_(fd), probe_(&probe) {}
+    void operator()(char what) const noexcept {
+        (void)!::write(fd_, &what, 1);
+        if (what == 'd') {
+            (void)probe_->follow(); // a parent that never leads costs the probe's patience
+        }
+    }
 
 private:
     int fd_;
+    LineProbe* probe_;
 };
 
 // A peer role: runs with the arguments after the role name; exit status 0 when its checks held,
@@ -55,21 +69,23 @@ inline bool add_role(const std::string& name, Role role) {
     return roles().emplace(name, std::move(role)).second;
 }
 
-// The peer's side of main(): argv is `exe --net-peer <fd> <role> <args...>`.
+// The peer's side of main(): argv is `exe --net-peer <report fd> <probe fd> <role> <args...>`.
 int run_peer(int argc, char** argv);
 
 // The parent's handle on a started peer (the pipe, await and finish are the ipc peer's).
 class ExecPeer : public PeerProcess {
 public:
-    // Starts `/proc/self/exe --net-peer <fd> <role> args...` pinned to `cpu`.
+    // Starts `/proc/self/exe --net-peer <fd> <probe fd> <role> args...` pinned to `cpu`.
     ExecPeer(int cpu, const std::string& role, const std::vector<std::string>& args)
-        : PeerProcess("peer: wrong data (sum, order or echo)") {
+        : PeerProcess("peer: wrong data (sum, order or echo)"), probe_file_(probe_file()),
+          probe_(probe_file_) {
         int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) {
+        if (probe_file_ < 0 || ::pipe2(fds, O_CLOEXEC) != 0) {
             return;
         }
         // Everything exec needs is built before the fork: the child only makes system calls.
-        std::vector<std::string> words{"/proc/self/exe", k_peer_flag, std::to_string(fds[1]), role};
+        std::vector<std::string> words{"/proc/self/exe", k_peer_flag, std::to_string(fds[1]),
+                                       std::to_string(probe_file_), role};
         words.insert(words.end(), args.begin(), args.end());
         std::vector<char*> argv;
         for (auto& w : words) {
@@ -87,6 +103,7 @@ public:
                 (void)::sched_setaffinity(0, sizeof only, &only);
             }
             (void)::fcntl(fds[1], F_SETFD, 0); // the report pipe survives the exec
+            (void)::fcntl(probe_file_, F_SETFD, 0); // and so does the probe's page
             ::execv("/proc/self/exe", argv.data());
             ::_exit(127);
         }
@@ -108,6 +125,30 @@ public:
 
     // The report pipe, for a parent that sleeps in poll until the peer reports.
     [[nodiscard]] int fd() const noexcept { return from_peer_; }
+
+    // The parent's side of the probe that follows the peer's 'd': call it once on hearing 'd'.
+    double probe() noexcept { return probe_.lead(); }
+
+    ExecPeer(const ExecPeer&) = delete;
+    ExecPeer& operator=(const ExecPeer&) = delete;
+    ~ExecPeer() {
+        if (probe_file_ >= 0) {
+            ::close(probe_file_);
+        }
+    }
+
+private:
+    static int probe_file() noexcept {
+        const int fd = ::memfd_create("ferry-bench-probe", MFD_CLOEXEC);
+        if (fd >= 0 && ::ftruncate(fd, LineProbe::k_page) != 0) {
+            ::close(fd);
+            return -1;
+        }
+        return fd;
+    }
+
+    int probe_file_;
+    LineProbe probe_;
 };
 
 // Runs `run()` (a Timed or Rounds), turning an exception (UCX or a Node that could not start)
@@ -130,6 +171,7 @@ Result guarded(Run run) {
 template <typename Send, typename Heard>
 Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) {
     const std::uint64_t warmup = count / 4;
+    Timed result;
     bool ok = heard('r');
     for (std::uint64_t i = 0; ok && i < warmup; ++i) {
         ok = send(i);
@@ -141,7 +183,7 @@ Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) 
     }
     ok = ok && heard('d');
     const auto stop = clock::now();
-    Timed result;
+    result.placement.after_ns = ok ? peer.probe() : result.placement.after_ns;
     result.error = peer.finish();
     if (result.error.empty() && !ok) {
         result.error = "a send failed or the peer did not report";
@@ -156,6 +198,7 @@ Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) 
 struct Rounds {
     std::vector<double> us;
     std::string error;
+    Placement placement; // probed at 'd' only
 };
 
 template <typename Round, typename Heard>
@@ -174,6 +217,7 @@ Rounds timed_rounds(ExecPeer& peer, std::uint64_t rounds, Round round, Heard hea
             std::chrono::duration<double, std::micro>(clock::now() - start).count());
     }
     ok = ok && heard('d');
+    result.placement.after_ns = ok ? peer.probe() : result.placement.after_ns;
     result.error = peer.finish();
     if (result.error.empty() && !ok) {
         result.error = "a round failed or the peer did not report";
@@ -195,6 +239,7 @@ inline bool record_rounds(benchmark::State& state, Rounds& rounds) {
     state.SetIterationTime(total / 1e6);
     state.counters["p50_us"] = quantile(rounds.us, 0.5);
     state.counters["p99_us"] = quantile(rounds.us, 0.99);
+    record_placement(state, rounds.placement);
     return true;
 }
 
