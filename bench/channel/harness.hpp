@@ -120,19 +120,20 @@ private:
 
 // How far apart the two pinned CPUs are at this moment: the round-trip time of one cache line
 // bounced between two threads or two processes (k_round_trips times; one side leads, the other
-// follows, each counting in its own member, so after a fork each process keeps its own count). This VM's two vCPUs are threads on a host
-// whose scheduler moves them every few seconds: on one die the line's round trip takes about
-// 60-120 ns, on two dies about 340-460 ns, and a pipeline that copies through shared memory
-// between two processes runs up to twenty times slower in the second placement. The ipc harness
-// records it before and after each timed transfer, so a report pairs only runs that saw the same
-// placement (tools/bench_channel_plot.py, docs/performance/ipc.md).
+// follows, each counting in its own member, so after a fork each process keeps its own count).
+// The bench VM's two vCPUs are threads of a host whose scheduler moves them several times a
+// minute: the round trip took about 27, 75 or 320 ns between two processes (145 or 560 ns between
+// two threads, in another run), and a pipeline that copies through shared memory between two
+// processes ran up to twenty times slower in the slowest placement. The harnesses record it around
+// each timed transfer, so a report pairs only runs that saw the same placement
+// (tools/bench_channel_plot.py, docs/performance/ipc.md).
 class LineProbe {
 public:
     static constexpr std::uint64_t k_round_trips = 2000;
 
     LineProbe() noexcept
-        : page_(::mmap(nullptr, k_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-                       0)) {}
+        : page_(
+              ::mmap(nullptr, k_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) {}
     // The page of a memory file (an exec'd peer inherits the descriptor): the file must hold
     // k_page bytes; an fd < 0 or a failed mapping gives a probe whose every round fails.
     explicit LineProbe(int fd) noexcept
@@ -305,22 +306,22 @@ double round_trip_seconds(std::uint64_t n, Ping ping, Echo echo, Placement* plac
     LineProbe probe;
     const auto cpus = two_cpus();
     const PinnedToCpu pinger_cpu(cpus.first);
-    std::thread echoer([echo, &probe, probed = placement != nullptr, warmup, n,
-                        cpu = cpus.second]() mutable {
-        const PinnedToCpu echoer_cpu(cpu);
-        for (std::uint64_t i = 0; i < warmup; ++i) {
-            echo();
-        }
-        if (probed) {
-            (void)probe.follow();
-        }
-        for (std::uint64_t i = 0; i < n; ++i) {
-            echo();
-        }
-        if (probed) {
-            (void)probe.follow();
-        }
-    });
+    std::thread echoer(
+        [echo, &probe, probed = placement != nullptr, warmup, n, cpu = cpus.second]() mutable {
+            const PinnedToCpu echoer_cpu(cpu);
+            for (std::uint64_t i = 0; i < warmup; ++i) {
+                echo();
+            }
+            if (probed) {
+                (void)probe.follow();
+            }
+            for (std::uint64_t i = 0; i < n; ++i) {
+                echo();
+            }
+            if (probed) {
+                (void)probe.follow();
+            }
+        });
     for (std::uint64_t i = 0; i < warmup; ++i) {
         ping(i);
     }

@@ -98,8 +98,8 @@ void blocking_mutex(benchmark::State& state) {
         LockedQueue<std::uint64_t> q(C);
         Placement placement;
         state.SetIterationTime(transfer_seconds(
-            k_blocking_messages<C>, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); }, ok,
-            &placement));
+            k_blocking_messages<C>, [&](std::uint64_t v) { q.push(v); }, [&] { return q.pop(); },
+            ok, &placement));
         record_placement(state, placement);
     }
     finish(state, k_blocking_messages<C>, ok);

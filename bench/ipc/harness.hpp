@@ -38,7 +38,6 @@ struct Timed {
     Placement placement;
 };
 
-
 // The parent's handle on a peer process: the pipe it reports on by single bytes, and its
 // verdict by exit status. `wrong_data` is what exit status 1 means for that kind of peer.
 class PeerProcess {

@@ -25,8 +25,8 @@
 #include <map>
 #include <poll.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
@@ -102,7 +102,7 @@ public:
             if (cpu >= 0) {
                 (void)::sched_setaffinity(0, sizeof only, &only);
             }
-            (void)::fcntl(fds[1], F_SETFD, 0); // the report pipe survives the exec
+            (void)::fcntl(fds[1], F_SETFD, 0);      // the report pipe survives the exec
             (void)::fcntl(probe_file_, F_SETFD, 0); // and so does the probe's page
             ::execv("/proc/self/exe", argv.data());
             ::_exit(127);
