@@ -5,6 +5,7 @@ docs/performance/channel.md.
     bench-channel --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
         --benchmark_format=json > channel.json
     python3 tools/bench_channel_plot.py channel.json docs/performance
+    python3 tools/bench_channel_plot.py --self-test   # the placement rule on made-up runs
 
 Benchmarks are named <measure>/<ferry|baseline>/<parameter>. With random interleaving, Google
 Benchmark runs repetition i of every benchmark in the same round, so each ferry repetition is
@@ -334,7 +335,46 @@ def plot(rows, out_dir, file_name="channel.png", width=10):
     print(f"wrote {out}", file=sys.stderr)
 
 
+def self_test():
+    """Checks the placement rule on made-up runs: exits 0 when every case holds."""
+    def run(rate, *probes):
+        r = {"items_per_second": rate}
+        r.update(zip(PLACEMENT_PROBES, probes))
+        return r
+
+    failures = []
+    cases = []
+
+    def check(what, got, want):
+        cases.append(what)
+        if got != want:
+            failures.append(f"{what}: got {got!r}, want {want!r}")
+
+    check("same placement", same_placement(run(1, 70, 80), run(1, 75, 90)), True)
+    check("near vs far", same_placement(run(1, 70, 80), run(1, 320, 330)), False)
+    check("moved during a run", same_placement(run(1, 27, 75), run(1, 27, 27)), False)
+    check("one probe each, agreeing", same_placement({"line_after_ns": 70}, {"line_after_ns": 90}), True)
+    check("one probe each, apart", same_placement({"line_after_ns": 70}, {"line_after_ns": 300}), False)
+    check("no probe: nothing to compare", same_placement({}, run(1, 70, 80)), True)
+    check("a zero probe is no placement", same_placement(run(1, 0, 0), run(1, 0, 0)), False)
+    # Ten pairs in one placement, all at ratio 1.0; five more whose ours ran near and theirs far
+    # (ratio 4.0): the five are left out, so the row is met at 1.0x over ten pairs.
+    c = Comparison("m", "ours", "theirs", "w", "items_per_second", "higher", 0.9, "M/s")
+    ours = {i: run(10e6, 70, 75) for i in range(15)}
+    theirs = {i: run(10e6, 72, 74) if i < 10 else run(2.5e6, 330, 340) for i in range(15)}
+    row = compare(c, "p", {"ours": ours, "theirs": theirs}, list(range(15)))
+    check("matched pairs", (row["n"], row["left_out"], row["ratio"], row["verdict"]), (10, 5, 1.0, "met"))
+    row = compare(c, "p", {"ours": ours, "theirs": theirs}, list(range(10, 15)))
+    check("no matched pair", (row["n"], row["verdict"]), (0, "no pair in one placement"))
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    print(f"placement rule: {len(cases) - len(failures)} of {len(cases)} cases hold")
+    return 1 if failures else 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     cli = parse_cli(argv)
     if cli is None:
         print(__doc__, file=sys.stderr)
