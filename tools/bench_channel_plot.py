@@ -33,9 +33,9 @@ and it stores /proc/loadavg before and after the run in the JSON context (loadav
 loadavg_after). A run whose 1-minute load was above LOADED_ABOVE when it started, or whose load
 was not recorded, is labelled "loaded": its ratios are printed, its verdicts are not given.
 
-Placement: the two-process benchmarks (bench/ipc, transfers through shared memory) record
-line_before_ns / line_after_ns, the round trip of one cache line between their two CPUs just
-before and after the timed part. On a VM whose host moves the vCPUs, that round trip takes
+Placement: the two-thread and two-process benchmarks (bench/channel, bench/ipc, bench/net)
+record line_before_ns / line_after_ns, the round trip of one cache line between their two CPUs
+just before and after the timed part (bench-net: after only). On a VM whose host moves the vCPUs, that round trip takes
 ~27, ~75 or ~320 ns, and a transfer runs at very different speeds in each placement. Where both
 sides of a pair carry the probe, the pair is compared only when all its probes (four; two for
 bench-net, which probes after the timed part only) lie within a factor PLACEMENT_FACTOR of each
@@ -224,23 +224,23 @@ def compare(c, param, sides, reps):
     """The row of comparison `c` at `param` over the paired repetitions `reps` that ran in the
     same placement (all of them where the runs carry no probe)."""
     measure, metric, better, target = c.measure, c.metric, c.better, c.target
-    paired = len(reps)
-    reps = [r for r in reps if same_placement(sides[c.ours][r], sides[c.theirs][r])]
+    matched = [r for r in reps if same_placement(sides[c.ours][r], sides[c.theirs][r])]
+    row = {
+        "measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
+        "what": c.what, "better": better, "target": target, "unit": c.unit, "n": len(matched),
+        "left_out": len(reps) - len(matched),
+    }
+    reps = matched
     if not reps:
-        return {"measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
-                "what": c.what, "better": better, "target": target, "unit": c.unit, "n": 0,
-                "left_out": paired, "ours": float("nan"), "theirs": float("nan"),
-                "ratio": float("nan"), "iqr": (float("nan"),) * 2, "range": (float("nan"),) * 2,
-                "samples": None, "verdict": "no pair in one placement", "fraction": None}
+        nan = float("nan")
+        row.update(ours=nan, theirs=nan, ratio=nan, iqr=(nan, nan), range=(nan, nan), samples=None,
+                   verdict="no pair in one placement", fraction=None)
+        return row
     ours = [absolute(sides[c.ours][r], metric) for r in reps]
     theirs = [absolute(sides[c.theirs][r], metric) for r in reps]
     ratios = [o / t for o, t in zip(ours, theirs)]
-    row = {
-        "measure": measure, "ours_side": c.ours, "theirs_side": c.theirs, "param": param,
-        "what": c.what, "better": better, "target": target, "unit": c.unit, "n": len(reps), "ours": statistics.median(ours),
-        "theirs": statistics.median(theirs), "ratio": statistics.median(ratios),
-        "iqr": quartiles(ratios), "range": (min(ratios), max(ratios)), "left_out": paired - len(reps),
-    }
+    row.update(ours=statistics.median(ours), theirs=statistics.median(theirs),
+               ratio=statistics.median(ratios), iqr=quartiles(ratios), range=(min(ratios), max(ratios)))
     if measure in P50:
         row["ours_p50"] = statistics.median(sides[c.ours][r]["p50_us"] for r in reps)
         row["theirs_p50"] = statistics.median(sides[c.theirs][r]["p50_us"] for r in reps)
@@ -271,6 +271,14 @@ def verdict(ratios, better, target, samples):
     return "mixed", fraction
 
 
+def share_text(row):
+    """The "pairs meeting it" cell: the share of matched pairs, and how many were left out."""
+    share = "—" if row["fraction"] is None else f"{row['fraction']:.0%} of {row['n']}"
+    if row.get("left_out"):
+        share += f" ({row['left_out']} left out: placement)"
+    return share
+
+
 def ratio_text(ratio):
     """Two decimals, three below 0.1 (a round trip at 0.02x the baseline needs the third)."""
     return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.3f}"
@@ -287,9 +295,7 @@ def table(rows):
             extra = f" (p50 {r['ours_p50']:.0f} vs {r['theirs_p50']:.0f} us)"
         sign = ">=" if r["better"] == "higher" else "<="
         goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
-        share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
-        if r.get("left_out"):
-            share += f" ({r['left_out']} left out: placement)"
+        share = share_text(r)
         lines.append(
             f"| {r['what']}{extra} | {r['param']} | {r['ours']:.3g} {r['unit']} | {r['theirs']:.3g} {r['unit']} "
             f"| {ratio_text(r['ratio'])}x | {ratio_text(r['iqr'][0])}..{ratio_text(r['iqr'][1])} "

@@ -150,9 +150,7 @@ def area_rows(path):
 def row_line(area, r, source):
     sign = ">=" if r["better"] == "higher" else "<="
     goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
-    share = "—" if r["fraction"] is None else f"{r['fraction']:.0%} of {r['n']}"
-    if r.get("left_out"):
-        share += f" ({r['left_out']} left out: placement)"
+    share = bench.share_text(r)
     rt = bench.ratio_text
     return (f"| {area} | {r['what']} | {r['param']} | {r['ours']:.3g} / {r['theirs']:.3g} {r['unit']} "
             f"| **{rt(r['ratio'])}x** | {rt(r['iqr'][0])}..{rt(r['iqr'][1])} "

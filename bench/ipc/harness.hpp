@@ -193,7 +193,7 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
         for (std::uint64_t i = 0; i < warmup; ++i) {
             sum += receive();
         }
-        const bool probed_before = probe.follow();
+        (void)probe.follow(); // a probe the parent misses leaves its figure NaN, the run valid
         report('w');
         const bool warm_ok = sum == sum_below(warmup);
         sum = 0;
@@ -201,7 +201,8 @@ Timed transfer_across(std::uint64_t n, Send send, OpenReceive open_receive) {
             sum += receive();
         }
         report('d');
-        return probe.follow() && probed_before && warm_ok && sum == sum_below(n);
+        (void)probe.follow();
+        return warm_ok && sum == sum_below(n);
     });
     Timed result;
     if (!peer.await('r')) {
