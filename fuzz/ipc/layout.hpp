@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -144,8 +145,10 @@ inline constexpr std::size_t k_window_data_at = k_payload_at + sizeof(ferry::ipc
 
 #undef IPC_FUZZ_FIELD
 
-// A cell: its turn word on its own line, then (message channels) the cell header's length and
-// kind. `stride` is the distance between cells for the channel under attack.
+// A message channel's cell: its turn word on its own line, then the cell header's length and
+// kind. `stride` is the distance between cells for the channel under attack: a cell of at most
+// 56 bytes (a typed mpmc channel's item) shares its line with its turn, in a cell of 16, 32 or
+// 64 bytes.
 inline constexpr std::size_t k_turn_bytes = detail::k_ring_line;
 inline constexpr std::array k_cell_fields = {
     Field{0, 8},
@@ -153,6 +156,9 @@ inline constexpr std::array k_cell_fields = {
     Field{k_turn_bytes + offsetof(detail::MessageCellHeader, kind), 4},
 };
 inline std::size_t cell_stride(std::size_t cell_bytes) {
+    if (cell_bytes + sizeof(std::uint64_t) <= detail::k_ring_line) {
+        return std::bit_ceil(cell_bytes + sizeof(std::uint64_t));
+    }
     return k_turn_bytes +
            (cell_bytes + detail::k_ring_line - 1) / detail::k_ring_line * detail::k_ring_line;
 }

@@ -5,12 +5,16 @@
 // the survivor's own geometry, and end by its deadline.
 #include "channel_support.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
+#include <sys/mman.h>
 
 using ferry::Status;
 using ipc_test::make_message;
@@ -117,5 +121,54 @@ TEST_CASE("ipc ring: a rate-limit timestamp a peer pushes into the future does n
         CHECK(detail::ring_watch_due(next));
         CHECK(next <= detail::ring_coarse_now_ns() + slice); // back within the survivor's slice
         CHECK_FALSE(detail::ring_watch_due(next));           // and the rate limit holds again
+    }
+}
+
+// Cells of at most 56 bytes are packed next to their turns, larger ones keep a line of their own
+// (docs/processes.md, The ring underneath): at every size around that boundary, each cell holds
+// all its bytes without touching a neighbour's turn, over laps, and the bytes of a large cell are
+// 64-byte aligned (MessageChannel lends them out).
+TEST_CASE("ipc ring: cells just under and over a line keep their bytes and their neighbours' turns",
+          "[ipc]") {
+    constexpr std::size_t capacity = 5; // not a power of two: positions wrap by division
+    for (const std::size_t cell_bytes : {1, 8, 24, 40, 56, 57, 64, 120}) {
+        CAPTURE(cell_bytes);
+        const bool packed = cell_bytes <= 56;
+        const std::size_t stride =
+            packed ? std::bit_ceil(cell_bytes + 8) : 64 + (cell_bytes + 63) / 64 * 64;
+        const std::size_t bytes = detail::SharedRing::bytes_for(capacity, cell_bytes);
+        CHECK(bytes == sizeof(detail::RingControl) + capacity * stride);
+        void* memory =
+            ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(memory != MAP_FAILED);
+        const std::span<std::byte> span(static_cast<std::byte*>(memory), bytes);
+        auto sender =
+            detail::SharedRing::create(span, capacity, cell_bytes, detail::RingPolicy::mpmc);
+        std::string why;
+        auto receiver =
+            detail::SharedRing::attach(span, capacity, cell_bytes, detail::RingPolicy::mpmc, &why);
+        REQUIRE(sender.attached());
+        REQUIRE(receiver.attached());
+        const auto never = Clock::time_point::max();
+        detail::SharedRing::Claim c;
+        for (unsigned lap = 0; lap < 3; ++lap) {
+            for (unsigned i = 0; i < capacity; ++i) {
+                REQUIRE(sender.claim(c, never, false, nullptr) == Status::ok);
+                CHECK(reinterpret_cast<std::uintptr_t>(c.cell) % (packed ? 8 : 64) == 0);
+                std::memset(c.cell, static_cast<int>(lap * capacity + i + 1), cell_bytes);
+                sender.publish(c);
+            }
+            CHECK(sender.claim(c, never, false, nullptr) == Status::full);
+            for (unsigned i = 0; i < capacity; ++i) {
+                REQUIRE(receiver.acquire(c, never, false, nullptr) == Status::ok);
+                const auto expected = static_cast<std::byte>(lap * capacity + i + 1);
+                CHECK(std::count(c.cell, c.cell + cell_bytes, expected) ==
+                      static_cast<std::ptrdiff_t>(cell_bytes));
+                receiver.release(c);
+            }
+            CHECK(receiver.acquire(c, never, false, nullptr) == Status::empty);
+        }
+        CHECK_FALSE(sender.lost());
+        ::munmap(memory, bytes);
     }
 }

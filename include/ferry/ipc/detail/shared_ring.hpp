@@ -41,6 +41,14 @@
 // so that an spsc Channel cannot attach to an mpmc ring or the reverse). A cell acquired and not
 // yet released still occupies the ring: capacity() cells are never exceeded.
 //
+// Cells: a cell of at most 56 bytes shares its line with its turn, packed in cells of 16, 32 or
+// 64 bytes (a power of two, so none straddles a line): a hand-off of an 8-byte item moves a
+// quarter of a line each way, where a turn on a line of its own and the item on the next moved
+// two whole lines (docs/performance/ipc.md, mpmc). The bytes of such a cell are 8-byte aligned;
+// ipc::Channel copies items in and out with memcpy. A larger cell keeps its turn on a line of
+// its own and its bytes on whole 64-byte lines, 64-byte aligned: MessageChannel's cells (never
+// under 64 bytes, their header included) lend those bytes out.
+//
 // Waiting: a blocked call spins briefly, then parks on a futex word in the ring with
 // FutexScope::shared (a private futex is keyed by the address space and would never see a wake
 // from another process). Announcing and notifying use the symmetric protocol of
@@ -52,6 +60,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cstddef>
@@ -69,7 +78,8 @@
 namespace ferry::ipc::detail {
 
 inline constexpr std::uint64_t k_ring_magic = 0x474e495259525245ULL; // "ERRYRING"
-inline constexpr std::uint32_t k_ring_format = 1;                    // bump on layout changes
+// Bump on layout changes. 2: cells of at most 56 bytes share a line with their turn.
+inline constexpr std::uint32_t k_ring_format = 2;
 // How long a no-wait or timed receive waits, past its own deadline, for a claimed head to be
 // published (see SharedRing::pending_limit).
 inline constexpr std::chrono::milliseconds k_pending_grace{20};
@@ -218,7 +228,9 @@ public:
     bool watch(const Segment* peers) noexcept { return watch_peers(*this, peers); }
 
 private:
-    // A cell's turn, then its bytes on their own cache line.
+    // A cell's turn, then its bytes: next to it in a packed cell, on the next line otherwise
+    // (see Cells in the header comment).
+    static constexpr std::size_t k_turn_bytes = sizeof(std::uint64_t);
     static constexpr std::size_t k_cell_header = k_ring_line;
 
     struct Outcome {
@@ -231,12 +243,22 @@ private:
         : control_(control), cells_(reinterpret_cast<std::byte*>(control) + sizeof(RingControl)),
           capacity_(static_cast<std::uint32_t>(capacity)),
           cell_bytes_(static_cast<std::uint32_t>(cell_bytes)), stride_(stride_for(cell_bytes)),
-          policy_(policy) {}
+          header_(header_for(cell_bytes)), policy_(policy) {}
 
     static bool valid(std::size_t capacity, std::size_t cell_bytes) noexcept {
         return ring_geometry_valid(capacity, cell_bytes);
     }
+    // Whether the turn and the bytes share a line (see Cells in the header comment).
+    static bool packed(std::size_t cell_bytes) noexcept {
+        return cell_bytes <= k_ring_line - k_turn_bytes;
+    }
+    static std::size_t header_for(std::size_t cell_bytes) noexcept {
+        return packed(cell_bytes) ? k_turn_bytes : k_cell_header;
+    }
     static std::size_t stride_for(std::size_t cell_bytes) noexcept {
+        if (packed(cell_bytes)) {
+            return std::bit_ceil(k_turn_bytes + cell_bytes);
+        }
         return k_cell_header + (cell_bytes + k_ring_line - 1) / k_ring_line * k_ring_line;
     }
     static bool aligned(const void* p) noexcept { return ring_aligned(p); }
@@ -313,6 +335,7 @@ private:
     std::uint32_t capacity_ = 0;
     std::uint32_t cell_bytes_ = 0;
     std::size_t stride_ = 0;
+    std::size_t header_ = 0; // from a cell's start to its bytes
     RingPolicy policy_ = RingPolicy::spsc;
 };
 

@@ -71,7 +71,7 @@ inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
         const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
         if (t == pos) {
             if (tail.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-                c = Claim{pos, cell_at(pos) + k_cell_header};
+                c = Claim{pos, cell_at(pos) + header_};
                 return {Status::ok};
             }
         } else if (t < pos) {
@@ -97,7 +97,7 @@ inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
         const std::uint64_t t = turn(pos).load(std::memory_order_acquire);
         if (t == pos + 1) {
             if (head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-                c = Claim{pos, cell_at(pos) + k_cell_header};
+                c = Claim{pos, cell_at(pos) + header_};
                 return true;
             }
         } else if (t < pos + 1) {
