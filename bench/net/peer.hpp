@@ -183,7 +183,9 @@ Timed timed_stream(ExecPeer& peer, std::uint64_t count, Send send, Heard heard) 
     }
     ok = ok && heard('d');
     const auto stop = clock::now();
-    result.placement.after_ns = ok ? peer.probe() : result.placement.after_ns;
+    if (ok) {
+        result.placement.after_ns = peer.probe();
+    }
     result.error = peer.finish();
     if (result.error.empty() && !ok) {
         result.error = "a send failed or the peer did not report";
@@ -217,7 +219,9 @@ Rounds timed_rounds(ExecPeer& peer, std::uint64_t rounds, Round round, Heard hea
             std::chrono::duration<double, std::micro>(clock::now() - start).count());
     }
     ok = ok && heard('d');
-    result.placement.after_ns = ok ? peer.probe() : result.placement.after_ns;
+    if (ok) {
+        result.placement.after_ns = peer.probe();
+    }
     result.error = peer.finish();
     if (result.error.empty() && !ok) {
         result.error = "a round failed or the peer did not report";
