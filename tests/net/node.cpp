@@ -10,9 +10,11 @@
 #include <condition_variable>
 #include <csignal>
 #include <ferry/net.hpp>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
+#include <sched.h>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -57,7 +59,33 @@ struct Connected {
     }
 };
 
+// How many threads of this process run as SCHED_BATCH.
+int batch_threads() {
+    int count = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+        count += ::sched_getscheduler(tid) == SCHED_BATCH ? 1 : 0;
+    }
+    return count;
+}
+
 } // namespace
+
+TEST_CASE("net/node: progress_thread_batch puts the progress thread, and only it, on SCHED_BATCH") {
+    const int before = batch_threads();
+    {
+        auto plain = start(options("127.0.0.1:0"));
+        CHECK(batch_threads() == before); // off: the thread keeps the process's policy
+    }
+    net::NodeOptions o = options("127.0.0.1:0");
+    o.progress_thread_batch = true;
+    {
+        auto node = start(o);
+        CHECK(batch_threads() == before + 1);          // set before start() returned
+        CHECK(::sched_getscheduler(0) != SCHED_BATCH); // not the caller's thread
+    }
+    CHECK(batch_threads() == before); // gone with its Node
+}
 
 TEST_CASE("net/node: start refuses an empty secret and an unparsable address") {
     net::NodeOptions o = options("127.0.0.1:0");

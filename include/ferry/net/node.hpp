@@ -74,6 +74,16 @@ struct NodeOptions {
     // is a ucp_put_nbx that no code of the owner checks. Either way the owner rings its own
     // doorbell, and RemoteWindow / ExposedWindow look the same.
     bool one_sided_rma = false;
+    // The Node's progress thread runs as SCHED_BATCH: a wake-up of it (an event on the worker
+    // that no caller is watching, a send still in flight) never preempts a running thread; it
+    // runs on a free CPU, or when the running thread blocks or its time slice ends. For
+    // streams whose sending and receiving threads share their CPUs with the progress thread:
+    // the thread then stops taking the CPU, and the Node's lock, from under each send. The
+    // price: where every CPU is busy, what only the progress thread does (a put's ring for a
+    // waiter parked on a doorbell, a completion nobody waits for) can wait up to a scheduler
+    // slice. Off: the thread keeps the process's policy (docs/multi-node.md, The progress
+    // thread's scheduling).
+    bool progress_thread_batch = false;
 };
 
 // Whether FERRY_NET_ONE_SIDED_RMA is "1": how the examples and tests choose

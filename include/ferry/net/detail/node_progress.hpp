@@ -5,10 +5,13 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <ferry/net/detail/node_state.hpp>
 #include <ferry/net/detail/ucx_log.hpp>
 #include <ifaddrs.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -223,6 +226,18 @@ inline Status Node::Impl::start_thread() {
     }
     next_heartbeat = clock::now() + options.heartbeat;
     thread = std::thread([this] { run(); });
+    if (options.progress_thread_batch) {
+        // Set from here, before start() returns: the thread is SCHED_BATCH before any work.
+        const sched_param normal_priority{}; // SCHED_BATCH takes priority 0
+        if (const int e =
+                ::pthread_setschedparam(thread.native_handle(), SCHED_BATCH, &normal_priority);
+            e != 0) {
+            detail::log_line(std::string("the progress thread stays on its policy: "
+                                         "SCHED_BATCH refused (") +
+                                 std::strerror(e) + ")",
+                             LogLevel::warning);
+        }
+    }
     return Status::ok;
 }
 
