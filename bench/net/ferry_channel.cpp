@@ -18,6 +18,11 @@
 //                        of a dataset holding one uint8 tensor of S bytes (serialised into
 //                        ferry's wire format, the payload copied once), received as a view and
 //                        parsed in place (MessageView::dataset)
+//   rate/ferry_sched_batch/64B, bandwidth/ferry_sched_batch/S, bandwidth/ferry_loan_sched_batch/S
+//                        rate/ferry, bandwidth/ferry and bandwidth/ferry_loan with
+//                        NodeOptions::progress_thread_batch on both Nodes (each process's
+//                        threads share the one CPU it is pinned to: the progress thread then
+//                        does not preempt the sending or receiving thread when woken)
 // The peer checks every sequence number (the payload's first 8 bytes), so a lost, duplicated or
 // reordered message voids the run. Timing and warm-up as the raw rows (peer.hpp, timed_stream).
 #include "../ipc/messages.hpp"
@@ -47,6 +52,7 @@ using ferry::bench::record;
 using ferry::bench::Timed;
 using ferry::bench::value_of;
 using ferry::bench::net::ExecPeer;
+using ferry::bench::net::ProgressThread;
 using ferry::bench::net::Reporter;
 using ferry::bench::net::shape_of;
 using ferry::bench::net::StreamShape;
@@ -67,9 +73,10 @@ Timed failed(const std::string& why) {
 // address, then `args`) through an `S` opened on `name`: send(sender, i) sends message i.
 template <typename S, typename Send>
 Timed stream_to_peer(int cpu, const char* role, std::vector<std::string> args, const char* name,
-                     std::uint64_t count, Send send) {
-    auto node = ferry::bench::net::start_node(true);
+                     std::uint64_t count, ProgressThread progress, Send send) {
+    auto node = ferry::bench::net::start_node(true, false, progress);
     args.insert(args.begin(), node->address());
+    args.emplace_back(ferry::bench::net::name_of(progress));
     ExecPeer peer(cpu, role, args);
     const ferry::net::PeerId them = ferry::bench::net::accept_one(*node);
     auto sender = S::open(*node, them, name);
@@ -84,13 +91,13 @@ Timed stream_to_peer(int cpu, const char* role, std::vector<std::string> args, c
         [&](char what) { return peer.await(what); });
 }
 
-Timed rate_to_peer() {
+Timed rate_to_peer(ProgressThread progress) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     const StreamShape shape = shape_of(64);
     return stream_to_peer<RateSender>(
         cpus.second, "ferry_rate_sink", {std::to_string(shape.count)}, k_rate_name, shape.count,
-        [](RateSender& sender, std::uint64_t i) { return sender.send(message_of(i)); });
+        progress, [](RateSender& sender, std::uint64_t i) { return sender.send(message_of(i)); });
 }
 
 constexpr std::size_t k_rate_batch = 64; // 4 KiB of 64-byte messages: one send_n batch
@@ -125,13 +132,14 @@ Timed batched_rate_to_peer() {
     Batcher batcher(shape.count);
     return stream_to_peer<RateSender>(
         cpus.second, "ferry_rate_sink", {std::to_string(shape.count)}, k_rate_name, shape.count,
+        ProgressThread::inherited,
         [&](RateSender& sender, std::uint64_t i) { return batcher.add(sender, i); });
 }
 
 // How the bulk rows hand their message to the sender.
 enum class Bulk { copy, loan, dataset };
 
-Timed bulk_to_peer(std::size_t size, Bulk how) {
+Timed bulk_to_peer(std::size_t size, Bulk how, ProgressThread progress) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     const StreamShape shape = shape_of(size);
@@ -140,7 +148,8 @@ Timed bulk_to_peer(std::size_t size, Bulk how) {
     return stream_to_peer<ferry::net::MessageSender>(
         cpus.second, "ferry_bulk_sink",
         {std::to_string(size), std::to_string(shape.count), std::to_string(shape.window)},
-        k_bulk_name, shape.count, [&](ferry::net::MessageSender& sender, std::uint64_t i) {
+        k_bulk_name, shape.count, progress,
+        [&](ferry::net::MessageSender& sender, std::uint64_t i) {
             if (how == Bulk::loan) { // written in place, as the raw sender fills its slot
                 auto loan = sender.loan(size);
                 if (!loan) {
@@ -186,15 +195,18 @@ Timed datasets_to_peer(std::size_t size) {
     return stream_to_peer<ferry::net::MessageSender>(
         cpus.second, "ferry_dataset_sink",
         {std::to_string(message), std::to_string(shape.count), std::to_string(shape.window)},
-        k_bulk_name, shape.count, [&](ferry::net::MessageSender& sender, std::uint64_t i) {
+        k_bulk_name, shape.count, ProgressThread::inherited,
+        [&](ferry::net::MessageSender& sender, std::uint64_t i) {
             return sender.send(source.stamped(i));
         });
 }
 
-void rate_ferry(benchmark::State& state, bool batched) {
+void rate_ferry(benchmark::State& state, bool batched,
+                ProgressThread progress = ProgressThread::inherited) {
     for (auto _ : state) {
-        if (!record(state, ferry::bench::net::guarded<Timed>(batched ? batched_rate_to_peer
-                                                                     : rate_to_peer))) {
+        if (!record(state, ferry::bench::net::guarded<Timed>([&] {
+                        return batched ? batched_rate_to_peer() : rate_to_peer(progress);
+                    }))) {
             break;
         }
     }
@@ -204,12 +216,13 @@ void rate_ferry(benchmark::State& state, bool batched) {
                             state.iterations());
 }
 
-void bandwidth_ferry(benchmark::State& state, std::size_t size, Bulk how) {
+void bandwidth_ferry(benchmark::State& state, std::size_t size, Bulk how,
+                     ProgressThread progress = ProgressThread::inherited) {
     const StreamShape shape = shape_of(size);
     for (auto _ : state) {
         if (!record(state, ferry::bench::net::guarded<Timed>([&] {
                         return how == Bulk::dataset ? datasets_to_peer(size)
-                                                    : bulk_to_peer(size, how);
+                                                    : bulk_to_peer(size, how, progress);
                     }))) {
             break;
         }
@@ -237,12 +250,13 @@ int receive_all(std::uint64_t count, Reporter report, Take take) {
     return in_order ? 0 : 1;
 }
 
-// argv: address count.
+// argv: address count progress-thread.
 int ferry_rate_sink(const std::vector<std::string>& args, Reporter report) {
-    if (args.size() != 2) {
+    if (args.size() != 3) {
         return 2;
     }
-    auto node = ferry::bench::net::start_node(false);
+    auto node =
+        ferry::bench::net::start_node(false, false, ferry::bench::net::progress_thread_of(args[2]));
     auto rx = RateReceiver::create(*node, k_rate_name);
     if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
         return 2;
@@ -254,13 +268,14 @@ int ferry_rate_sink(const std::vector<std::string>& args, Reporter report) {
     });
 }
 
-// argv: address size count window.
+// argv: address size count window progress-thread.
 int ferry_bulk_sink(const std::vector<std::string>& args, Reporter report) {
-    if (args.size() != 4) {
+    if (args.size() != 5) {
         return 2;
     }
     const std::size_t size = std::stoul(args[1]);
-    auto node = ferry::bench::net::start_node(false);
+    auto node =
+        ferry::bench::net::start_node(false, false, ferry::bench::net::progress_thread_of(args[4]));
     auto rx = ferry::net::MessageReceiver::create(*node, k_bulk_name, std::stoul(args[3]), size);
     if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
         return 2;
@@ -278,12 +293,13 @@ int ferry_bulk_sink(const std::vector<std::string>& args, Reporter report) {
     });
 }
 
-// argv: address max_message_bytes count window.
+// argv: address max_message_bytes count window progress-thread.
 int ferry_dataset_sink(const std::vector<std::string>& args, Reporter report) {
-    if (args.size() != 4) {
+    if (args.size() != 5) {
         return 2;
     }
-    auto node = ferry::bench::net::start_node(false);
+    auto node =
+        ferry::bench::net::start_node(false, false, ferry::bench::net::progress_thread_of(args[4]));
     auto rx = ferry::net::MessageReceiver::create(*node, k_bulk_name, std::stoul(args[3]),
                                                   std::stoul(args[1]));
     if (!rx || !node->connect(args[0], ferry::Timeout(ferry::bench::net::k_connect_patience))) {
@@ -315,6 +331,10 @@ BENCHMARK_CAPTURE(rate_ferry, batch, true)
     ->Name("rate/ferry_batch/64B")
     ->UseManualTime()
     ->Iterations(1);
+BENCHMARK_CAPTURE(rate_ferry, sched_batch, false, ProgressThread::sched_batch)
+    ->Name("rate/ferry_sched_batch/64B")
+    ->UseManualTime()
+    ->Iterations(1);
 #define FERRY_NET_BANDWIDTH(side, param, size, dataset)                                            \
     BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, dataset)                              \
         ->Name("bandwidth/" #side "/" #param)                                                      \
@@ -327,4 +347,15 @@ FERRY_NET_BANDWIDTH(ferry_loan, 64KiB, 64 << 10, Bulk::loan);
 FERRY_NET_BANDWIDTH(ferry_loan, 4MiB, 4 << 20, Bulk::loan);
 FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, Bulk::dataset);
 FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, Bulk::dataset);
+#define FERRY_NET_BANDWIDTH_SCHED_BATCH(side, param, size, how)                                    \
+    BENCHMARK_CAPTURE(bandwidth_ferry, side##_sched_batch_##param, size, how,                      \
+                      ProgressThread::sched_batch)                                                 \
+        ->Name("bandwidth/" #side "_sched_batch/" #param)                                          \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry, 64KiB, 64 << 10, Bulk::copy);
+FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry, 4MiB, 4 << 20, Bulk::copy);
+FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry_loan, 64KiB, 64 << 10, Bulk::loan);
+FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry_loan, 4MiB, 4 << 20, Bulk::loan);
 } // namespace

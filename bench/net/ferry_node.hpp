@@ -14,11 +14,25 @@ namespace ferry::bench::net {
 
 inline constexpr std::chrono::seconds k_connect_patience{30};
 
+// How a row's Nodes (both processes) run their progress thread: as the process does, or with
+// NodeOptions::progress_thread_batch (the `_sched_batch` rows).
+enum class ProgressThread { inherited, sched_batch };
+
+inline const char* name_of(ProgressThread p) {
+    return p == ProgressThread::sched_batch ? "sched_batch" : "inherited";
+}
+inline ProgressThread progress_thread_of(const std::string& name) {
+    return name == "sched_batch" ? ProgressThread::sched_batch : ProgressThread::inherited;
+}
+
 // Throws std::runtime_error when the node cannot start. `one_sided`: NodeOptions::one_sided_rma
 // (windows by ucp_put_nbx; over tcp only for measuring, docs/security.md).
-inline std::unique_ptr<ferry::net::Node> start_node(bool listen, bool one_sided = false) {
+inline std::unique_ptr<ferry::net::Node>
+start_node(bool listen, bool one_sided = false,
+           ProgressThread progress = ProgressThread::inherited) {
     ferry::net::NodeOptions options;
     options.one_sided_rma = one_sided;
+    options.progress_thread_batch = progress == ProgressThread::sched_batch;
     if (listen) {
         options.listen = "127.0.0.1:0";
     }
