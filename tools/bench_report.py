@@ -148,8 +148,7 @@ def area_rows(path):
 
 
 def row_line(area, r, source):
-    sign = ">=" if r["better"] == "higher" else "<="
-    goal = "—" if r["target"] is None else f"{sign} {r['target']}x"
+    goal = bench.goal_text(r)
     share = bench.share_text(r)
     rt = bench.ratio_text
     return (f"| {area} | {r['what']} | {r['param']} | {r['ours']:.3g} / {r['theirs']:.3g} {r['unit']} "
@@ -173,7 +172,8 @@ def report(results_dir):
             f"Rows without a target (scale and context):\n\n{chr(10).join(context)}\n\n"
             f"Runs:\n\n{runs}\n\n"
             f"Verdict: met = at least {bench.MET_FRACTION:.0%} of at least {bench.MIN_PAIRS} pairs meet "
-            f"the target; not met = fewer than half do; mixed = in between; loaded = the run started "
+            f"the target; not met = fewer than half do, or the median misses the row's median target; "
+            f"mixed = in between; loaded = the run started "
             f"above load {bench.LOADED_ABOVE} (no verdict).")
 
 
