@@ -335,27 +335,23 @@ BENCHMARK_CAPTURE(rate_ferry, sched_batch, false, ProgressThread::sched_batch)
     ->Name("rate/ferry_sched_batch/64B")
     ->UseManualTime()
     ->Iterations(1);
-#define FERRY_NET_BANDWIDTH(side, param, size, dataset)                                            \
-    BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, dataset)                              \
+// `side` is the row's name: bandwidth/<side>/<param>.
+#define FERRY_NET_BANDWIDTH(side, param, size, how, progress)                                      \
+    BENCHMARK_CAPTURE(bandwidth_ferry, side##_##param, size, how, progress)                        \
         ->Name("bandwidth/" #side "/" #param)                                                      \
         ->UseManualTime()                                                                          \
         ->Iterations(1)
 
-FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, Bulk::copy);
-FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, Bulk::copy);
-FERRY_NET_BANDWIDTH(ferry_loan, 64KiB, 64 << 10, Bulk::loan);
-FERRY_NET_BANDWIDTH(ferry_loan, 4MiB, 4 << 20, Bulk::loan);
-FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, Bulk::dataset);
-FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, Bulk::dataset);
-#define FERRY_NET_BANDWIDTH_SCHED_BATCH(side, param, size, how)                                    \
-    BENCHMARK_CAPTURE(bandwidth_ferry, side##_sched_batch_##param, size, how,                      \
-                      ProgressThread::sched_batch)                                                 \
-        ->Name("bandwidth/" #side "_sched_batch/" #param)                                          \
-        ->UseManualTime()                                                                          \
-        ->Iterations(1)
-
-FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry, 64KiB, 64 << 10, Bulk::copy);
-FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry, 4MiB, 4 << 20, Bulk::copy);
-FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry_loan, 64KiB, 64 << 10, Bulk::loan);
-FERRY_NET_BANDWIDTH_SCHED_BATCH(ferry_loan, 4MiB, 4 << 20, Bulk::loan);
+constexpr ProgressThread k_inherited = ProgressThread::inherited;
+constexpr ProgressThread k_sched_batch = ProgressThread::sched_batch;
+FERRY_NET_BANDWIDTH(ferry, 64KiB, 64 << 10, Bulk::copy, k_inherited);
+FERRY_NET_BANDWIDTH(ferry, 4MiB, 4 << 20, Bulk::copy, k_inherited);
+FERRY_NET_BANDWIDTH(ferry_loan, 64KiB, 64 << 10, Bulk::loan, k_inherited);
+FERRY_NET_BANDWIDTH(ferry_loan, 4MiB, 4 << 20, Bulk::loan, k_inherited);
+FERRY_NET_BANDWIDTH(ferry_dataset, 64KiB, 64 << 10, Bulk::dataset, k_inherited);
+FERRY_NET_BANDWIDTH(ferry_dataset, 4MiB, 4 << 20, Bulk::dataset, k_inherited);
+FERRY_NET_BANDWIDTH(ferry_sched_batch, 64KiB, 64 << 10, Bulk::copy, k_sched_batch);
+FERRY_NET_BANDWIDTH(ferry_sched_batch, 4MiB, 4 << 20, Bulk::copy, k_sched_batch);
+FERRY_NET_BANDWIDTH(ferry_loan_sched_batch, 64KiB, 64 << 10, Bulk::loan, k_sched_batch);
+FERRY_NET_BANDWIDTH(ferry_loan_sched_batch, 4MiB, 4 << 20, Bulk::loan, k_sched_batch);
 } // namespace
