@@ -13,10 +13,10 @@
 //                     into its own page-aligned buffer and frees the slot; both sides spin.
 //   dataset/raw_one_copy/S  the same pipeline without the copy out: the peer reads the sequence
 //                     number in place and frees the slot — what a zero-copy (loan) transport does
-//                     at best. raw_one_copy / raw_two_copy, in the same run, is the ceiling of
-//                     ferry_loan / ferry_copy: both sides copy at once on their own cores, so
-//                     dropping the second copy shortens the pipeline only where the copies do
-//                     not already overlap.
+//                     at best (the loan's baseline, its >= 0.9x target). raw_one_copy /
+//                     raw_two_copy, in the same run, is the ceiling of ferry_loan / ferry_copy:
+//                     both sides copy at once on their own cores, so dropping the second copy
+//                     shortens the pipeline only where the copies do not already overlap.
 // k_dataset_bytes per repetition at either size, so each size takes about as long. ferry's rows
 // (MessageChannel copying and loan paths) are in dataset_ferry.cpp.
 #include "messages.hpp"
