@@ -10,6 +10,11 @@
 //                          rendezvous arrival, memcpy for an eager one
 //   bandwidth/raw_am_addr/S  the same over endpoints made from worker addresses (ucx.hpp,
 //                          Connect::worker_address), the kind of endpoint ferry's Node uses
+//   bandwidth/raw_am_copy/S  raw_am_addr with the sender's guarantee of a copying send: the
+//                          message is built in one buffer of its own (the sequence number
+//                          stamped in it) and copied into its slot before ucp_am_send_nbx, so
+//                          the buffer is free again when the call returns, as it is after
+//                          MessageSender::send(bytes) and send(Dataset)
 // Raw UCX has no flow control (unexpected messages are buffered without bound), so the sender
 // keeps at most `window` messages unconsumed: the peer returns a credit (an AM carrying its
 // count) every window / 4 messages consumed, and the sender waits for credit before going
@@ -27,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,11 +67,18 @@ private:
 };
 
 // The parent's side: sends message i once the peer has credited all but window - 1 before it.
+// How the sender fills a slot: in place (the sequence number only), or by copying a message
+// built in a buffer of its own (the copying send's guarantee: that buffer is free on return).
+enum class Fill { in_place, copied };
+
 class WindowedSender {
 public:
-    WindowedSender(RawUcx& ucx, const StreamShape& shape)
+    WindowedSender(RawUcx& ucx, const StreamShape& shape, Fill fill)
         : ucx_(ucx), shape_(shape), slots_(shape.size, shape.window), pending_(shape.window),
           headers_(shape.window) {
+        if (fill == Fill::copied) {
+            source_.emplace(shape.size, 1);
+        }
         ucx_.on_am(k_credit_am, &WindowedSender::on_credit, this);
     }
     ~WindowedSender() {
@@ -85,7 +98,13 @@ public:
             return false;
         }
         std::byte* payload = slots_[i];
-        std::memcpy(payload, &i, sizeof i);
+        if (source_) {
+            std::byte* message = (*source_)[0];
+            std::memcpy(message, &i, sizeof i);
+            std::memcpy(payload, message, shape_.size);
+        } else {
+            std::memcpy(payload, &i, sizeof i);
+        }
         ucp_request_param_t p{};
         if (shape_.tag) {
             slot_request = ucp_tag_send_nbx(ucx_.ep(), payload, shape_.size, k_data_tag, &p);
@@ -114,16 +133,17 @@ private:
     RawUcx& ucx_;
     StreamShape shape_;
     Slots slots_;
+    std::optional<Slots> source_; // Fill::copied: the message, built before each send
     std::vector<ucs_status_ptr_t> pending_;
     std::vector<std::uint64_t> headers_;
     std::uint64_t credited_ = 0;
 };
 
-Timed stream_to_peer(const StreamShape& shape, Waiting waiting, Connect how) {
+Timed stream_to_peer(const StreamShape& shape, Waiting waiting, Connect how, Fill fill) {
     const auto cpus = ferry::bench::two_cpus();
     const ferry::bench::PinnedToCpu pinned(cpus.first);
     RawUcx ucx(true, waiting, how);
-    WindowedSender sender(ucx, shape);
+    WindowedSender sender(ucx, shape, fill);
     ExecPeer peer(cpus.second, shape.tag ? "raw_tag_sink" : "raw_am_sink",
                   {ucx.where(), std::to_string(shape.size), std::to_string(shape.count),
                    std::to_string(shape.window), name_of(waiting)});
@@ -134,11 +154,11 @@ Timed stream_to_peer(const StreamShape& shape, Waiting waiting, Connect how) {
 }
 
 void stream(benchmark::State& state, std::size_t size, bool tag, Waiting waiting,
-            Connect how = Connect::sockaddr) {
+            Connect how = Connect::sockaddr, Fill fill = Fill::in_place) {
     const StreamShape shape = shape_of(size, tag);
     for (auto _ : state) {
         if (!record(state, ferry::bench::net::guarded<Timed>(
-                               [&] { return stream_to_peer(shape, waiting, how); }))) {
+                               [&] { return stream_to_peer(shape, waiting, how, fill); }))) {
             break;
         }
     }
@@ -303,15 +323,18 @@ FERRY_NET_STREAM(rate, raw_am_spin, 64B, 64, false, spin);
 FERRY_NET_STREAM(rate, raw_tag, 64B, 64, true, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 64KiB, 64 << 10, false, sleep);
 FERRY_NET_STREAM(bandwidth, raw_am, 4MiB, 4 << 20, false, sleep);
-BENCHMARK_CAPTURE(stream, raw_am_addr_64KiB, 64 << 10, false, Waiting::sleep,
-                  Connect::worker_address)
-    ->Name("bandwidth/raw_am_addr/64KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_CAPTURE(stream, raw_am_addr_4MiB, 4 << 20, false, Waiting::sleep, Connect::worker_address)
-    ->Name("bandwidth/raw_am_addr/4MiB")
-    ->UseManualTime()
-    ->Iterations(1);
+// Over a Node's kind of endpoint: filled in place, and copied from the sender's own buffer.
+#define FERRY_NET_ADDR_STREAM(side, param, size, fill)                                             \
+    BENCHMARK_CAPTURE(stream, side##_##param, size, false, Waiting::sleep,                         \
+                      Connect::worker_address, fill)                                               \
+        ->Name("bandwidth/" #side "/" #param)                                                      \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_NET_ADDR_STREAM(raw_am_addr, 64KiB, 64 << 10, Fill::in_place);
+FERRY_NET_ADDR_STREAM(raw_am_addr, 4MiB, 4 << 20, Fill::in_place);
+FERRY_NET_ADDR_STREAM(raw_am_copy, 64KiB, 64 << 10, Fill::copied);
+FERRY_NET_ADDR_STREAM(raw_am_copy, 4MiB, 4 << 20, Fill::copied);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 64KiB, 64 << 10, false, spin);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 4MiB, 4 << 20, false, spin);
 } // namespace
