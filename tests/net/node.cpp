@@ -86,6 +86,28 @@ TEST_CASE("net/node: progress_thread_batch puts the progress thread, and only it
     }
 }
 
+TEST_CASE("net/node: a post that no caller progresses completes within the progress thread's "
+          "slice") {
+    // The heartbeat far off: only the progress thread's slice brings it back to the worker.
+    Connected c(options("127.0.0.1:0", 20s, 60s));
+    const auto payload = net_test::patterned(std::size_t{64} << 10, 9); // a rendezvous
+    const std::byte header[1] = {std::byte{9}};
+    for (int round = 0; round < 8; ++round) {
+        CAPTURE(round);
+        // A caller progressed: the progress thread steps off the worker's fd and slices.
+        c.node->progress();
+        std::promise<Status> posted;
+        REQUIRE(c.node->post(c.peer, net_test::k_service, header, payload,
+                             [&](Status s) { posted.set_value(s); }) == Status::ok);
+        // Nobody here progresses the worker again: the request is the progress thread's.
+        auto done = posted.get_future();
+        REQUIRE(done.wait_for(5s) == std::future_status::ready);
+        CHECK(done.get() == Status::ok);
+        CHECK(c.helper.read_line() == "got 65536 ok");
+    }
+    CHECK(c.helper.finish() == 0);
+}
+
 TEST_CASE("net/node: start refuses an empty secret and an unparsable address") {
     net::NodeOptions o = options("127.0.0.1:0");
     o.secret = {};

@@ -71,16 +71,23 @@ inline Status Node::Impl::settle(std::unique_ptr<Op>& op, void* request) {
     return Status::ok;
 }
 
-// A request is in flight: whoever sleeps on the worker's fd must see what it brings. When they
-// went to sleep as they left the worker (progressed until idle, then armed it) and no caller
-// progressed it since, arming it again here is enough: UCX reports the request's events on the
-// fd. Otherwise they are woken as before: when nobody sleeps on the fd (the progress thread is
-// off the worker), when a caller progressed it since (it may have left work behind), when UCX
-// has work already (busy: arming drained a signal they may have been about to see), or inside
-// a callback (the thread progressing re-arms itself). Waking the progress thread for every
-// in-flight send cost a thread switch and a contended `mu` per message
+// A request is in flight: whoever sleeps on the worker's fd must see what it brings. While the
+// progress thread is slicing (callers' waits came and went since it last looked), nothing is
+// done: it looks at the worker again within k_off_slice whatever happens, and the callers that
+// keep it off progress the worker meanwhile. When they went to sleep as they left the worker
+// (progressed until idle, then armed it) and no caller progressed it since, arming it again
+// here is enough: UCX reports the request's events on the fd. Otherwise they are woken as
+// before: when nobody sleeps on the fd (the progress thread is off the worker), when a caller
+// progressed it since (it may have left work behind), when UCX has work already (busy: arming
+// drained a signal they may have been about to see), or inside a callback (the thread
+// progressing re-arms itself). Waking the progress thread for every in-flight send cost a
+// thread switch and a contended `mu` per message; a stream's sender, which waits for room
+// between its posts, kept the thread slicing and still woke it once per post
 // (docs/performance/net.md, Bandwidth).
 inline void Node::Impl::announce_request() noexcept {
+    if (slicing) {
+        return;
+    }
     const bool watched = watching_worker || !fd_waiters.empty();
     const bool as_left = caller_progress.load(std::memory_order_relaxed) == caller_progress_seen;
     if (!watched || !as_left || callback_depth != 0) {
