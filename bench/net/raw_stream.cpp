@@ -66,11 +66,11 @@ private:
     std::byte* base_;
 };
 
-// The parent's side: sends message i once the peer has credited all but window - 1 before it.
 // How the sender fills a slot: in place (the sequence number only), or by copying a message
 // built in a buffer of its own (the copying send's guarantee: that buffer is free on return).
 enum class Fill { in_place, copied };
 
+// The parent's side: sends message i once the peer has credited all but window - 1 before it.
 class WindowedSender {
 public:
     WindowedSender(RawUcx& ucx, const StreamShape& shape, Fill fill)
