@@ -94,14 +94,41 @@ std::size_t descriptors() {
     return n;
 }
 
-// Waits (bounded) until this process has at most `n` descriptors again.
+// What each of this process's descriptors refers to, one "fd -> target" a line.
+std::string descriptor_listing() {
+    std::string out;
+    DIR* dir = ::opendir("/proc/self/fd");
+    REQUIRE(dir != nullptr);
+    while (const dirent* e = ::readdir(dir)) {
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        char target[256] = {};
+        const auto path = std::string("/proc/self/fd/") + e->d_name;
+        static_cast<void>(::readlink(path.c_str(), target, sizeof target - 1));
+        out += std::string(e->d_name) + " -> " + target + "\n";
+    }
+    ::closedir(dir);
+    return out;
+}
+
+// Waits (bounded) until this process has at most `n` descriptors again; when it does not, the
+// failure lists what is open.
 bool descriptors_back_to(std::size_t n, net::Node& node) {
+    // One observation at or under `n` decides: a descriptor opened and closed again between two
+    // looks (the node's threads keep working) is not one left behind.
     const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (descriptors() > n && std::chrono::steady_clock::now() < deadline) {
+    auto open = descriptors();
+    while (open > n && std::chrono::steady_clock::now() < deadline) {
         node.progress(); // closing is the node's work: it happens on the next event anyway
         std::this_thread::sleep_for(10ms);
+        open = descriptors();
     }
-    return descriptors() <= n;
+    if (open > n) {
+        UNSCOPED_INFO("expected at most " << n << " descriptors, open:\n" << descriptor_listing());
+        return false;
+    }
+    return true;
 }
 
 // Waits (bounded) until the node has lost `n` peers.
@@ -123,10 +150,12 @@ bool refused_for(net::Node& node, const std::string& reason) {
     return node.refusals_by_reason().contains(reason);
 }
 
+// A legitimate helper connects, and the node has read its Ready (the listening side's peer
+// exists only then; a client gone before that was never a peer, so never lost).
 bool is_connected(net::Node& node) {
     Helper legit({"connect"});
     legit.write_line(node.address());
-    return legit.read_line() == "connected 1";
+    return legit.read_line() == "connected 1" && node.await_peers(1, 10s) == Status::ok;
 }
 
 bool all_equal(std::span<const std::byte> bytes, std::byte value) {
