@@ -39,26 +39,34 @@ std::unique_ptr<net::Node> start(net::NodeOptions o = options()) {
     return std::move(*node);
 }
 
-// The inodes of this process's sockets (/proc/self/fd), and how many descriptors it has.
-std::set<std::string> socket_inodes(std::size_t* count = nullptr) {
-    std::set<std::string> out;
-    std::size_t n = 0;
+// Calls visit(fd, target) for each of this process's descriptors (the walk's own included).
+template <typename Visit>
+void for_each_descriptor(Visit visit) {
     DIR* dir = ::opendir("/proc/self/fd");
     REQUIRE(dir != nullptr);
     while (const dirent* e = ::readdir(dir)) {
         if (e->d_name[0] == '.') {
             continue;
         }
-        ++n;
         char target[256] = {};
         const auto path = std::string("/proc/self/fd/") + e->d_name;
         const auto len = ::readlink(path.c_str(), target, sizeof target - 1);
-        const std::string t(target, len > 0 ? static_cast<std::size_t>(len) : 0);
-        if (t.rfind("socket:[", 0) == 0) {
-            out.insert(t.substr(8, t.size() - 9));
-        }
+        visit(std::string(e->d_name),
+              std::string(target, len > 0 ? static_cast<std::size_t>(len) : 0));
     }
     ::closedir(dir);
+}
+
+// The inodes of this process's sockets (/proc/self/fd), and how many descriptors it has.
+std::set<std::string> socket_inodes(std::size_t* count = nullptr) {
+    std::set<std::string> out;
+    std::size_t n = 0;
+    for_each_descriptor([&](const std::string&, const std::string& target) {
+        ++n;
+        if (target.rfind("socket:[", 0) == 0) {
+            out.insert(target.substr(8, target.size() - 9));
+        }
+    });
     if (count != nullptr) {
         *count = n - 1; // the directory's own descriptor
     }
@@ -97,18 +105,9 @@ std::size_t descriptors() {
 // What each of this process's descriptors refers to, one "fd -> target" a line.
 std::string descriptor_listing() {
     std::string out;
-    DIR* dir = ::opendir("/proc/self/fd");
-    REQUIRE(dir != nullptr);
-    while (const dirent* e = ::readdir(dir)) {
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        char target[256] = {};
-        const auto path = std::string("/proc/self/fd/") + e->d_name;
-        static_cast<void>(::readlink(path.c_str(), target, sizeof target - 1));
-        out += std::string(e->d_name) + " -> " + target + "\n";
-    }
-    ::closedir(dir);
+    for_each_descriptor([&](const std::string& fd, const std::string& target) {
+        out += fd + " -> " + target + "\n";
+    });
     return out;
 }
 
