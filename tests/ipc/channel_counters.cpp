@@ -1,8 +1,8 @@
 // Counters of ferry/ipc channels kept in the segment (ipc/detail/channel_counters.hpp;
 // docs/processes.md, Counters): what another process counted is in this process's stats(),
-// every count after a known sequence of calls, time parked, message lengths as bytes, a
-// policy without counters, and a typed channel's totals derived from its ring (across wrap;
-// scribbled).
+// every count after a known sequence of calls, time parked, a send in flight at the head, message
+// lengths as bytes, a policy without counters, and a typed channel's totals derived from its ring
+// (across wrap; scribbled).
 #include "../channel/stats_support.hpp"
 #include "channel_support.hpp"
 
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ferry/ipc/message_channel.hpp>
 #include <string>
+#include <thread>
 
 using ferry::Status;
 using ipc_test::Child;
@@ -114,6 +115,31 @@ TEST_CASE("ipc counters: a message channel counts message lengths, not cancelled
     CHECK(s.received == 1);
     CHECK(s.received_bytes == 37);
     CHECK(s.empty == 1);
+}
+
+// A receive that may wait polls first and waits only after: a send in flight at the head
+// (claimed, not yet published) is what that first poll found, so it counts as empty and the wait
+// for it as time blocked.
+TEST_CASE("ipc counters: a waiting receive counts a send in flight at the head as empty", "[ipc]") {
+    const auto name = unique_name("inflight");
+    auto ch = ferry::ipc::MessageChannel<>::create(name, 4, 256);
+    REQUIRE(ch);
+    auto loan = ch->loan(16); // the head, claimed and not yet published
+    REQUIRE(loan);
+    std::atomic<std::size_t> length{0};
+    std::thread receiver([&] {
+        auto view = ch->receive_view(); // forever
+        length.store(view ? view->bytes().size() : 0);
+    });
+    REQUIRE(ipc_test::poll_for([&] { return ch->blocked() >= 1; })); // parked on the head
+    REQUIRE(loan->publish(9) == Status::ok);
+    receiver.join();
+    CHECK(length.load() == 9);
+
+    const ferry::ChannelStats s = ch->stats();
+    CHECK(s.received == 1);
+    CHECK(s.empty == 1);
+    CHECK(s.receive_blocked_ns > 0);
 }
 
 TEST_CASE("ipc counters: a policy without counters still carries messages", "[ipc]") {

@@ -101,12 +101,14 @@ public:
         return claim_after(first, ring, c, deadline, may_wait, peers);
     }
 
-    // ring.acquire, counted likewise. A first attempt that waited out a claimed head and timed
-    // out is repeated only while the caller's deadline has not passed.
+    // ring.acquire, counted. A call that may wait first polls (ring.poll never waits, not even
+    // for a head that a send has claimed and not yet published: that counts as empty), then
+    // makes the waiting call with its own deadline, timed. A no_wait call is the ring's no-wait
+    // acquire (which waits out such a send), counted empty when it answers empty.
     template <typename Ring>
     Status acquire(Ring& ring, typename Ring::Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
-        const Status first = ring.acquire(c, deadline, false, peers);
+        const Status first = may_wait ? ring.poll(c) : ring.acquire(c, deadline, false, peers);
         if (first == Status::ok) [[likely]] {
             return first;
         }
@@ -162,12 +164,11 @@ private:
     [[gnu::noinline]] Status acquire_after(Status first, Ring& ring, typename Ring::Claim& c,
                                            clock::time_point deadline, bool may_wait,
                                            const Segment* peers) noexcept {
-        if (first == Status::empty) {
-            ferry::detail::counter_add(block_->receive.empty, 1, shared_);
+        if (first != Status::empty) {
+            return first;
         }
-        const bool retry =
-            first == Status::empty || (first == Status::timed_out && deadline > clock::now());
-        if (!may_wait || !retry) {
+        ferry::detail::counter_add(block_->receive.empty, 1, shared_);
+        if (!may_wait) {
             return first;
         }
         return timed(block_->receive.blocked_ns,

@@ -28,6 +28,8 @@
 //       without deadline for as long as it takes, by any other call until its deadline but at
 //       least k_pending_grace, then timed_out.
 //   void release(const Claim& c);      // frees the cell for senders; wakes them
+//   Status poll(Claim& c);             // one attempt, never waits: ok, empty (a claimed head
+//                                      // too), stopped (drained), peer_lost
 //
 //   stop() / stopped()       sticky; wakes every waiter in every process; then claim answers
 //                            stopped, acquire drains and then answers stopped.
@@ -172,16 +174,18 @@ public:
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
-        Outcome first = attempt_acquire(c);
-        if (settled(first, Status::empty, may_wait)) {
-            return after_fast_failure(first.status, peers);
+        // Only a call that can stop waiting needs to tell a claimed head from an empty ring; a
+        // blocking call without deadline waits for both alike and never reads the tail.
+        if (may_wait && deadline == clock::time_point::max()) {
+            return acquire_forever(c, peers);
         }
-        if (!first.pending && past(deadline)) {
-            return after_fast_failure(Status::timed_out, peers);
-        }
-        return wait(control_->items_word, deadline, pending_limit(deadline, may_wait), may_wait,
-                    Status::empty, peers, [this, &c] { return attempt_acquire(c); });
+        return acquire_as<true>(c, deadline, may_wait, peers);
     }
+
+    // One attempt that never waits: ok, or empty — also when the head is claimed and not yet
+    // published — or stopped (once drained; a claimed head is not drained) or peer_lost. What a
+    // counted receive tries first (ProcessCounters::acquire).
+    Status poll(Claim& c) noexcept { return attempt_acquire<false>(c).status; }
 
     void release(const Claim& c) noexcept {
         turn(c.position).store(c.position + capacity_, std::memory_order_release);
@@ -298,9 +302,30 @@ private:
         return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(cell_at(position)));
     }
 
+    // acquire(), for a call that tells a claimed head from an empty ring (TellPending) or not.
+    template <bool TellPending>
+    Status acquire_as(Claim& c, clock::time_point deadline, bool may_wait,
+                      const Segment* peers) noexcept {
+        Outcome first = attempt_acquire<TellPending>(c);
+        if (settled(first, Status::empty, may_wait)) {
+            return after_fast_failure(first.status, peers);
+        }
+        if (!first.pending && past(deadline)) {
+            return after_fast_failure(Status::timed_out, peers);
+        }
+        return wait(control_->items_word, deadline, pending_limit(deadline, may_wait), may_wait,
+                    Status::empty, peers, [this, &c] { return attempt_acquire<TellPending>(c); });
+    }
+
+    [[gnu::noinline]] Status acquire_forever(Claim& c, const Segment* peers) noexcept {
+        return acquire_as<false>(c, clock::time_point::max(), true, peers);
+    }
+
     Outcome attempt_claim(Claim& c) noexcept;
+    template <bool TellPending>
     Outcome attempt_acquire(Claim& c) noexcept;
-    bool try_acquire(Claim& c, bool& pending) noexcept;
+    template <bool TellPending>
+    [[gnu::always_inline]] bool try_acquire(Claim& c, bool& pending) noexcept;
     Outcome corrupt() noexcept;
     Status after_fast_failure(Status status, const Segment* peers) noexcept;
     template <typename Attempt>

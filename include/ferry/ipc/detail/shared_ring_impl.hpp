@@ -89,7 +89,10 @@ inline SharedRing::Outcome SharedRing::attempt_claim(Claim& c) noexcept {
 }
 
 // Vyukov's pop, split: the cell is handed out, and release() gives it back. `pending`: the head
-// position is claimed but not published (a tail beyond it, loaded after its turn, says so).
+// position is claimed but not published (a tail beyond it, loaded after its turn, says so);
+// looked for only when TellPending, as the tail is the senders' line: a receiver that loads it
+// while it waits takes that line from the sender at every message.
+template <bool TellPending>
 inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
     auto head = ref(control_->head);
     std::uint64_t pos = head.load(std::memory_order_relaxed);
@@ -101,7 +104,9 @@ inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
                 return true;
             }
         } else if (t < pos + 1) {
-            pending = ref(control_->tail).load(std::memory_order_relaxed) > pos;
+            if constexpr (TellPending) {
+                pending = ref(control_->tail).load(std::memory_order_relaxed) > pos;
+            }
             return false;
         } else {
             // As in attempt_claim: a head that did not move under a later turn is corrupt.
@@ -115,12 +120,13 @@ inline bool SharedRing::try_acquire(Claim& c, bool& pending) noexcept {
     }
 }
 
+template <bool TellPending>
 inline SharedRing::Outcome SharedRing::attempt_acquire(Claim& c) noexcept {
     if (lost()) {
         return {Status::peer_lost};
     }
     bool pending = false;
-    if (try_acquire(c, pending)) {
+    if (try_acquire<TellPending>(c, pending)) {
         return {Status::ok};
     }
     if (lost()) { // found corrupt
@@ -133,8 +139,9 @@ inline SharedRing::Outcome SharedRing::attempt_acquire(Claim& c) noexcept {
         return {Status::empty};
     }
     // Stopped: drain. Once more, so a cell published before stop() but after the first try is
-    // still delivered.
-    if (try_acquire(c, pending)) {
+    // still delivered; a claimed head is waited for, never reported stopped, so here the tail is
+    // always read.
+    if (try_acquire<true>(c, pending)) {
         return {Status::ok};
     }
     return pending ? Outcome{Status::empty, true} : Outcome{Status::stopped};

@@ -139,6 +139,8 @@ public:
         }
         return acquire_slow(c, deadline, may_wait, peers);
     }
+    // One attempt that never waits (as SharedRing::poll; this ring has no claimed head to tell).
+    Status poll(Claim& c) noexcept { return acquire(c, clock::time_point::max(), false, nullptr); }
     void release(const Claim& c) noexcept {
         store_and_notify(control_->head, c.position + 1, control_->sender_parked,
                          control_->slots_word);
