@@ -134,6 +134,7 @@ private:
     void finish(detail::CellKind kind, std::size_t length) noexcept {
         detail::write_cell_header(claim_.cell, kind, length);
         state_->ring.publish(claim_);
+        state_->ring.prefetch_next(claim_.position);
         if (kind == detail::CellKind::message) {
             state_->counters.sent(state_->ring, length);
         }
