@@ -131,9 +131,11 @@ TEST_CASE("ipc counters: a waiting receive counts a send in flight at the head a
         auto view = ch->receive_view(); // forever
         length.store(view ? view->bytes().size() : 0);
     });
-    REQUIRE(ipc_test::poll_for([&] { return ch->blocked() >= 1; })); // parked on the head
-    REQUIRE(loan->publish(9) == Status::ok);
+    const bool parked = ipc_test::poll_for([&] { return ch->blocked() >= 1; }); // on the head
+    const Status published = loan->publish(9); // lets the receiver go whatever happened
     receiver.join();
+    REQUIRE(parked);
+    REQUIRE(published == Status::ok);
     CHECK(length.load() == 9);
 
     const ferry::ChannelStats s = ch->stats();
