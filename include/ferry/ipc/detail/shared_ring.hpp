@@ -179,7 +179,7 @@ public:
     // sender returns, not when it next writes there. It changes no memory. Cells that share a
     // line with their turn are left alone.
     void prefetch_next(std::uint64_t position) const noexcept {
-        if (header_ != k_cell_header) {
+        if (packed(cell_bytes_)) {
             return;
         }
         std::byte* const next = cell_at(position + 1);
