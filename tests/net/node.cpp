@@ -1,6 +1,7 @@
 // ferry::net::Node between this process and a helper process (node_helper.cpp) over UCX's TCP
 // transport on loopback: handshake, services, refusals, liveness, one-sided puts.
 
+#include "../compat/faults/alloc_hook.hpp"
 #include "support.hpp"
 
 #include <algorithm>
@@ -104,6 +105,50 @@ TEST_CASE("net/node: a post that no caller progresses completes within the progr
         REQUIRE(done.wait_for(5s) == std::future_status::ready);
         CHECK(done.get() == Status::ok);
         CHECK(c.helper.read_line() == "got 65536 ok");
+    }
+    CHECK(c.helper.finish() == 0);
+}
+
+TEST_CASE("net/node: a post holding an owner delivers, then lets the owner go; a post allocates "
+          "twice") {
+    Connected c(options("127.0.0.1:0"));
+    const std::byte header[1] = {std::byte{9}};
+    const std::size_t bytes = GENERATE(std::size_t{64}, std::size_t{64} << 10); // eager, rendezvous
+    CAPTURE(bytes);
+    auto owner = std::make_shared<const std::vector<std::byte>>(net_test::patterned(bytes, 9));
+    const std::weak_ptr<const std::vector<std::byte>> watched = owner;
+    const std::span<const std::byte> payload(*owner);
+    REQUIRE(c.node->post_owned(c.peer, net_test::k_service, header, payload, std::move(owner)) ==
+            Status::ok);
+    CHECK(c.helper.read_line() == "got " + std::to_string(bytes) + " ok");
+    // The peer has the bytes; the owner goes once this side's request completes.
+    const auto deadline = clock_type::now() + 10s;
+    while (!watched.expired() && clock_type::now() < deadline) {
+        c.node->progress();
+    }
+    c.node->done_progressing();
+    CHECK(watched.expired());
+
+    // On the posting thread: the request (with its header, one buffer), nothing else: neither
+    // an owner handed over nor a completion without captures costs an allocation.
+    if (bytes == 64) {
+        auto small = std::make_shared<const std::vector<std::byte>>(net_test::patterned(64, 9));
+        const std::span<const std::byte> small_payload(*small);
+        Status kept = Status::invalid_param;
+        const long with_owner = ferry::test::alloc_hook::run_failing(0, [&] {
+            kept = c.node->post_owned(c.peer, net_test::k_service, header, small_payload, small);
+        });
+        CHECK(kept == Status::ok);
+        CHECK(c.helper.read_line() == "got 64 ok");
+        Status posted = Status::invalid_param;
+        const long with_done = ferry::test::alloc_hook::run_failing(0, [&] {
+            posted =
+                c.node->post(c.peer, net_test::k_service, header, small_payload, [](Status) {});
+        });
+        CHECK(posted == Status::ok);
+        CHECK(c.helper.read_line() == "got 64 ok");
+        CHECK(with_owner == 2);
+        CHECK(with_done == 2);
     }
     CHECK(c.helper.finish() == 0);
 }

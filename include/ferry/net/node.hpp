@@ -178,6 +178,13 @@ public:
     // returned here (invalid_param, peer_lost) means nothing started: `done` never runs.
     [[nodiscard]] Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,
                               std::span<const std::byte> payload, std::function<void(Status)> done);
+    // post() for a payload whose completion only has to let it go: the Node holds `owner`
+    // (which keeps the payload alive) until UCX is done with the payload, then releases it; no
+    // callback runs. A `done` that captured the owner would cost an allocation per post.
+    [[nodiscard]] Status post_owned(PeerId peer, ServiceId service,
+                                    std::span<const std::byte> header,
+                                    std::span<const std::byte> payload,
+                                    std::shared_ptr<const void> owner);
 
     // Runs the worker once; true when something happened. Waiters that want low latency call it
     // themselves; otherwise the progress thread does it when the worker has events.

@@ -88,8 +88,8 @@ public:
     Status post_data(std::span<const std::byte> payload, std::uint64_t count,
                      std::shared_ptr<const void> owner) {
         const ChannelWire w = make_wire(WireKind::data, receiver_, id_, count);
-        const Status s = node_.post(peer_, k_channel_service, bytes_of(w), payload,
-                                    [owner = std::move(owner)](Status) {});
+        const Status s =
+            node_.post_owned(peer_, k_channel_service, bytes_of(w), payload, std::move(owner));
         return s == Status::ok ? s : Status::peer_lost;
     }
 
@@ -157,8 +157,7 @@ inline Status SenderState::open(const std::string& name, Deadline d) {
         make_wire(WireKind::open, fnv1a32(name), id_, flavor_ == Flavor::typed ? element_bytes_ : 0,
                   static_cast<std::uint16_t>(flavor_));
     const auto payload = std::as_bytes(std::span(owned->data(), owned->size()));
-    if (node_.post(peer_, k_channel_service, bytes_of(w), payload, [owned](Status) {}) !=
-        Status::ok) {
+    if (node_.post_owned(peer_, k_channel_service, bytes_of(w), payload, owned) != Status::ok) {
         return Status::peer_lost;
     }
     const auto attempt = [&](std::vector<Outgoing>&) -> Status {

@@ -145,7 +145,13 @@ inline Status Node::send(PeerId peer, ServiceId service, std::span<const std::by
 
 inline Status Node::post(PeerId peer, ServiceId service, std::span<const std::byte> header,
                          std::span<const std::byte> payload, std::function<void(Status)> done) {
-    return impl_->post(peer, service, header, payload, std::move(done));
+    return impl_->post(peer, service, header, payload, std::move(done), nullptr);
+}
+
+inline Status Node::post_owned(PeerId peer, ServiceId service, std::span<const std::byte> header,
+                               std::span<const std::byte> payload,
+                               std::shared_ptr<const void> owner) {
+    return impl_->post(peer, service, header, payload, nullptr, std::move(owner));
 }
 
 inline bool Node::progress() {

@@ -144,6 +144,7 @@ inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind
     op->node = this;
     op->conn = &conn;
     op->owned_by_callback = true;
+    op->header.reserve(sizeof(detail::wire::Frame) + body.size());
     detail::wire::append(op->header, detail::wire::frame(kind, conn.send_token));
     detail::wire::append_bytes(op->header, body);
     return issue(conn, op, kind, {}, UCP_AM_SEND_FLAG_EAGER);
@@ -229,6 +230,7 @@ inline Status Node::Impl::put(PeerId peer_id, RegionId region, std::uint64_t own
             s = ring(peer_id, region); // after a fence
         }
     } else {
+        op->header.reserve(sizeof(detail::wire::Frame) + sizeof(detail::wire::Put));
         detail::wire::append(op->header,
                              detail::wire::frame(detail::wire::Kind::put, conn->send_token));
         detail::wire::append(

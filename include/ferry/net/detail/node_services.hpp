@@ -106,6 +106,8 @@ inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn
     auto op = std::make_unique<Op>();
     op->node = this;
     op->conn = &conn;
+    // One allocation for the whole header, not one per append.
+    op->header.reserve(sizeof(detail::wire::Frame) + sizeof(detail::wire::Service) + header.size());
     detail::wire::append(op->header,
                          detail::wire::frame(detail::wire::Kind::service, conn.send_token));
     detail::wire::Service s;
@@ -150,8 +152,8 @@ inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<cons
 }
 
 inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
-                               std::span<const std::byte> payload,
-                               std::function<void(Status)> done) {
+                               std::span<const std::byte> payload, std::function<void(Status)> done,
+                               std::shared_ptr<const void> owner) {
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
@@ -163,6 +165,7 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
     }
     op->owned_by_callback = true;
     op->done = std::move(done);
+    op->owner = std::move(owner);
     const auto s = issue(*conn, op, detail::wire::Kind::service, payload, 0);
     if (s != Status::ok) {
         return s; // nothing started: `done` does not run

@@ -113,7 +113,8 @@ struct Node::Impl {
         std::vector<std::byte> header;
         std::vector<std::byte> staged; // a put's bytes copied when issued from a callback
         std::function<void(Status)> done;
-        bool owned_by_callback = false; // post: the completion deletes it
+        std::shared_ptr<const void> owner; // a post's payload, kept until UCX lets go of it
+        bool owned_by_callback = false;    // post: the completion deletes it
         void* request = nullptr;        // UCX's, while in flight
         bool finished = false;
         Status result = Status::ok;
@@ -315,7 +316,8 @@ struct Node::Impl {
     Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
                 std::span<const std::byte> payload, Timeout timeout);
     Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,
-                std::span<const std::byte> payload, std::function<void(Status)> done);
+                std::span<const std::byte> payload, std::function<void(Status)> done,
+                std::shared_ptr<const void> owner);
     std::unique_ptr<Op> service_op(detail::Conn& conn, ServiceId service,
                                    std::span<const std::byte> header);
     Status receive(Delivery::Impl& delivery, std::span<std::byte> into,
