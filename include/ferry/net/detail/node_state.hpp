@@ -115,7 +115,7 @@ struct Node::Impl {
         std::function<void(Status)> done;
         std::shared_ptr<const void> owner; // a post's payload, kept until UCX lets go of it
         bool owned_by_callback = false;    // post: the completion deletes it
-        void* request = nullptr;        // UCX's, while in flight
+        void* request = nullptr;           // UCX's, while in flight
         bool finished = false;
         Status result = Status::ok;
     };
