@@ -5,6 +5,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -586,4 +587,124 @@ TEST_CASE(
          << std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - since).count()
          << " us after the caller stopped");
     CHECK(c.helper.finish() == 0);
+}
+
+namespace {
+
+// Two nodes of this process: `flooded` serves service 7 with a handler slower than `flooder`
+// can send, so its worker never runs dry while the flood goes on (docs/multi-node.md, A worker
+// that never runs dry).
+struct Flood {
+    static constexpr std::uint64_t k_backlog = 500; // most sent and not yet handled
+    std::chrono::microseconds handler_time;
+    std::unique_ptr<net::Node> flooded = start(options("127.0.0.1:0", 20ms, 200ms));
+    std::unique_ptr<net::Node> flooder = start(options("", 20ms, 200ms));
+    net::PeerId to_flooded = 0; // on flooder
+    net::PeerId to_flooder = 0; // on flooded
+    std::atomic<std::uint64_t> handled{0};
+    std::uint64_t sent = 0;
+    std::uint64_t deepest = 0; // the largest backlog seen
+
+    explicit Flood(std::chrono::microseconds handler) : handler_time(handler) {
+        flooded->serve(7, [this](net::Delivery&) -> net::Verdict {
+            const auto until = clock_type::now() + handler_time;
+            while (clock_type::now() < until) {
+            }
+            handled.fetch_add(1, std::memory_order_relaxed);
+            return nullptr;
+        });
+        auto peer = flooder->connect(flooded->address(), 10s);
+        REQUIRE(peer.has_value());
+        to_flooded = *peer;
+        REQUIRE(flooded->await_peers(1, 10s) == Status::ok);
+        to_flooder = flooded->peers().at(0);
+    }
+
+    // Floods until `until` or `enough()`; false when a send failed.
+    template <typename Enough>
+    bool run(clock_type::time_point until, Enough enough) {
+        const std::array<std::byte, 64> payload{};
+        while (clock_type::now() < until && !enough()) {
+            const auto backlog = sent - handled.load(std::memory_order_relaxed);
+            deepest = std::max(deepest, backlog);
+            if (backlog >= k_backlog) {
+                std::this_thread::yield();
+                continue;
+            }
+            if (flooder->send(to_flooded, 7, {}, payload, 1s) != Status::ok) {
+                return false;
+            }
+            ++sent;
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+// The flooded node's progress thread used to drain its worker until it ran dry, which it never
+// did: no heartbeat left it, and the flooder lost a live peer as silent after peer_timeout.
+TEST_CASE("net/node: a node whose handlers cannot keep up is not lost by the peer flooding it") {
+    Flood f(200us);
+    const bool sent_all =
+        f.run(clock_type::now() + 600ms, [&] { return f.flooder->losses() != 0; });
+    CAPTURE(f.sent, f.deepest);
+    CHECK(f.deepest >= Flood::k_backlog / 2); // the flooded node really fell behind
+    CHECK(sent_all);
+    CHECK(f.flooder->alive(f.to_flooded));
+    CHECK(f.flooder->losses() == 0);
+    CHECK(f.flooded->losses() == 0);
+}
+
+// A blocking send from the flooded node: it needs its node's lock, which its progress thread,
+// draining a worker that never runs dry, used to keep (a mutex promises no turn), and the
+// peer's answer to its rendezvous. It must return while the flood goes on. Handlers of 50 us:
+// one progress call runs what UCX read in one go (thousands of messages over tcp), and the
+// send waits for the call it finds running.
+TEST_CASE("net/node: a flooded node's own blocking send returns while the flood goes on") {
+    Flood f(50us);
+    const std::vector<std::byte> big(1 << 20, std::byte{5});
+    std::vector<std::byte> landed(big.size());
+    std::atomic<bool> received{false};
+    f.flooder->serve(8, [&](net::Delivery& d) -> net::Verdict {
+        if (!d.is_rendezvous()) {
+            return "expected a rendezvous";
+        }
+        return d.receive_into(landed, [&](Status s) { received = s == Status::ok; }) == Status::ok
+                   ? nullptr
+                   : "receive_into refused";
+    });
+    std::atomic<bool> flooding{false};
+    std::atomic<bool> returned{false};
+    std::promise<Status> sent;
+    std::thread sender([&] {
+        while (!flooding.load()) {
+            std::this_thread::yield();
+        }
+        sent.set_value(f.flooded->send(f.to_flooder, 8, {}, big, 10s));
+        returned = true;
+    });
+    const bool sent_all = f.run(clock_type::now() + 10s, [&] {
+        if (f.deepest >= Flood::k_backlog / 2 || f.sent >= 4 * Flood::k_backlog) {
+            flooding = true; // behind by half the backlog, or (a slow flooder) well under way
+        }
+        return returned.load();
+    });
+    const bool during_flood = returned.load(); // else the flood ran its 10 s out first
+    flooding = true;
+    sender.join();
+    CAPTURE(f.sent, f.deepest);
+    CHECK(sent_all);
+    CHECK(during_flood);
+    CHECK(sent.get_future().get() == Status::ok);
+    CHECK(f.flooder->losses() == 0);
+    CHECK(f.flooded->losses() == 0);
+    // The payload may still be landing on the flooder's side; once it has, it is whole.
+    const auto until = clock_type::now() + 10s;
+    while (!received.load() && clock_type::now() < until) {
+        f.flooder->progress();
+    }
+    CHECK(received.load());
+    const bool whole = landed == big; // not the 1 MiB of both in a failure's message
+    CHECK(whole);
 }

@@ -205,7 +205,8 @@ public:
     // join_waiters(): false when the thread cannot wait so (no eventfd; logged) — then
     // progress_or_sleep() only progresses and naps. Not from a handler (false).
     [[nodiscard]] bool join_waiters() noexcept;
-    // Progresses; when nothing happened, arms the worker and sleeps until an event, a wake or
+    // Progresses (64 calls at most: a worker that never runs dry must not keep the caller from
+    // its condition); when nothing happened, arms the worker and sleeps until an event, a wake or
     // `deadline` (never past it). True when something happened or may have (look again).
     bool progress_or_sleep(std::chrono::steady_clock::time_point deadline) noexcept;
     // Ends what join_waiters() began and hands the worker back to the progress thread.

@@ -245,7 +245,11 @@ inline detail::Conn* Node::Impl::identify(std::span<const std::byte> header,
         conn->state = detail::ConnState::peer;
         notify();
     }
-    conn->last_heard = clock::now();
+    const auto now = clock::now();
+    conn->last_heard = now;
+    if (now >= next_beat) {
+        send_heartbeats(now, {}); // handlers that run long keep this node heard
+    }
     return conn;
 }
 

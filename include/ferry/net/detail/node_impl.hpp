@@ -184,9 +184,9 @@ inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadli
         return false;
     }
     std::unique_lock lock(impl_->mu);
-    bool any = false;
-    while (impl_->progress_locked()) {
-        any = true;
+    const bool any = impl_->progress_burst(); // bounded: the caller looks at its condition again
+    if (any) {
+        impl_->heartbeat_if_due(std::chrono::steady_clock::now()); // a worker that never runs dry
     }
     const int fd = detail::own_wait_fd_if_any();
     if (any || !impl_->is_fd_waiter(fd)) {
@@ -195,8 +195,7 @@ inline bool Node::progress_or_sleep(std::chrono::steady_clock::time_point deadli
     if (!impl_->sleep_on_worker(lock, fd, deadline)) {
         return true; // busy: events arrived after the progress
     }
-    while (impl_->progress_locked()) {
-    }
+    impl_->progress_burst();
     return true;
 }
 

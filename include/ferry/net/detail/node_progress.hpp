@@ -225,6 +225,7 @@ inline Status Node::Impl::start_thread() {
         return Status::failure;
     }
     next_heartbeat = clock::now() + options.heartbeat;
+    next_beat = next_heartbeat;
     thread = std::thread([this] { run(); });
     if (options.progress_thread_batch) {
         // Set from here, before start() returns: the thread is SCHED_BATCH before any work.
@@ -254,18 +255,18 @@ inline void Node::Impl::run() {
         std::string state; // to publish, once the lock is released
         {
             std::lock_guard lock(mu);
+            // Drained until the worker runs dry, a heartbeat is due or a caller waits for `mu`:
+            // a worker that never runs dry (a peer sending faster than this node's handlers take
+            // it) must neither stop this node's heartbeats (the peer would lose a live node as
+            // silent) nor lock callers out.
             while ((fd_waiters.empty() || wanted.load(std::memory_order_seq_cst)) &&
-                   progress_locked()) {
+                   progress_locked() && clock::now() < next_heartbeat && !mu.contended()) {
             }
             const auto now = clock::now();
-            if (now >= next_heartbeat) {
-                expire_pending(now);
-                heartbeat_tick(now);
-                next_heartbeat = now + options.heartbeat;
-                if (state_file.enabled() && now >= next_state) {
-                    state = state_json();
-                    next_state = now + detail::k_state_interval;
-                }
+            heartbeat_if_due(now);
+            if (state_file.enabled() && now >= next_state) {
+                state = state_json();
+                next_state = now + detail::k_state_interval;
             }
             due = next_heartbeat;
             const bool waiters = !fd_waiters.empty();
@@ -286,6 +287,9 @@ inline void Node::Impl::run() {
             detail::log_line(why, LogLevel::warning);
         }
         if (armed == UCS_ERR_BUSY) {
+            // About to take `mu` straight back: a caller blocked on it goes first (WorkerMutex),
+            // and the thread is back by the next heartbeat at the latest.
+            mu.let_waiters_in(due);
             continue;
         }
         if (slicing_now) {
@@ -390,6 +394,15 @@ inline bool Node::Impl::progress_locked() {
     return any;
 }
 
+// Progresses until the worker runs dry or k_progress_burst calls; true when anything happened.
+inline bool Node::Impl::progress_burst() {
+    bool any = false;
+    for (std::uint32_t i = 0; i < k_progress_burst && progress_locked(); ++i) {
+        any = true;
+    }
+    return any;
+}
+
 inline void Node::Impl::wake_fd_waiters(int except) const noexcept {
     const std::uint64_t one = 1;
     for (const int fd : fd_waiters) {
@@ -432,8 +445,7 @@ inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
         return;
     }
     ++waiters_left;
-    while (progress_locked()) {
-    }
+    progress_burst(); // what is left makes the arm below busy: the thread is woken for it
     if (slicing && !wanted.load(std::memory_order_seq_cst)) {
         caller_progress.fetch_add(1, std::memory_order_relaxed);
         return;
@@ -449,7 +461,7 @@ inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
 // and, unless UCX has events already (busy: the caller progresses again), poll the worker's fd
 // and the waiter's own eventfd — written by any other thread's progress, a lost peer,
 // wake_waiters() — until the deadline. True when it slept.
-inline bool Node::Impl::sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
+inline bool Node::Impl::sleep_on_worker(std::unique_lock<detail::WorkerMutex>& lock, int own_fd,
                                         clock::time_point deadline) {
     if (ucp_worker_arm(worker.h) == UCS_ERR_BUSY) {
         return false;
@@ -508,22 +520,31 @@ inline void Node::Impl::drain() {
     draining = false;
 }
 
-// Every `heartbeat`: a heartbeat to each peer, and a connection silent for `peer_timeout` is
-// lost (a stopped process raises no error in UCX; docs/multi-node.md, Failure behaviour).
-inline void Node::Impl::heartbeat_tick(clock::time_point now) {
-    std::vector<detail::Conn*> live;
-    for (const auto& [ep, conn] : by_ep) {
-        live.push_back(conn); // a send below may lose a connection, changing by_ep
+// With `mu` held, outside UCX's callbacks: the progress thread between sleeps, and a caller
+// whose wait keeps the worker busy (the thread cannot take `mu` for the heartbeats then).
+inline void Node::Impl::heartbeat_if_due(clock::time_point now) {
+    if (now < next_heartbeat) {
+        return;
     }
-    std::vector<detail::Conn*> silent;
-    for (auto* conn : live) {
-        if (conn->state == detail::ConnState::lost) {
-            continue;
+    expire_pending(now);
+    heartbeat_tick(now);
+    next_heartbeat = now + options.heartbeat;
+}
+
+// A heartbeat to each peer but `skip`. Also from UCX's callbacks (identify()): one progress call
+// can run hundreds of handlers, and a node whose handlers are slow must not fall silent while
+// it runs them (docs/multi-node.md, A worker that never runs dry).
+inline void Node::Impl::send_heartbeats(clock::time_point now,
+                                        const std::vector<detail::Conn*>& skip) {
+    next_beat = now + options.heartbeat;
+    std::vector<detail::Conn*> to;
+    for (const auto& [ep, conn] : by_ep) {
+        if (conn->state == detail::ConnState::peer &&
+            std::find(skip.begin(), skip.end(), conn) == skip.end()) {
+            to.push_back(conn); // a send below may lose a connection, changing by_ep
         }
-        if (now - conn->last_heard > options.peer_timeout) {
-            silent.push_back(conn);
-            continue;
-        }
+    }
+    for (auto* conn : to) {
         if (conn->state != detail::ConnState::peer) {
             continue;
         }
@@ -537,6 +558,23 @@ inline void Node::Impl::heartbeat_tick(clock::time_point now) {
             ucp_request_free(request); // released by UCX when it completes
         }
     }
+}
+
+// Every `heartbeat`: a heartbeat to each peer, and a connection silent for `peer_timeout` is
+// lost (a stopped process raises no error in UCX; docs/multi-node.md, Failure behaviour).
+inline void Node::Impl::heartbeat_tick(clock::time_point now) {
+    std::vector<detail::Conn*> live;
+    for (const auto& [ep, conn] : by_ep) {
+        live.push_back(conn); // a send below may lose a connection, changing by_ep
+    }
+    std::vector<detail::Conn*> silent;
+    for (auto* conn : live) {
+        if (conn->state != detail::ConnState::lost &&
+            now - conn->last_heard > options.peer_timeout) {
+            silent.push_back(conn);
+        }
+    }
+    send_heartbeats(now, silent);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.peer_timeout);
     for (auto* conn : silent) {
         if (conn->state == detail::ConnState::peer) {
@@ -549,16 +587,26 @@ inline void Node::Impl::heartbeat_tick(clock::time_point now) {
 }
 
 template <typename Ready>
-bool Node::Impl::wait_until(std::unique_lock<std::recursive_mutex>& lock,
-                            clock::time_point deadline, Ready ready) {
+bool Node::Impl::wait_until(std::unique_lock<detail::WorkerMutex>& lock, clock::time_point deadline,
+                            Ready ready) {
     while (true) {
-        while (progress_locked()) {
+        // Until the worker runs dry, what we wait for is ready, or the deadline or a heartbeat
+        // is due: a worker that never runs dry must not hold this wait (nor, through `mu`, the
+        // heartbeats) past its answer.
+        bool any = false;
+        while ((any = progress_locked()) && !ready() &&
+               clock::now() < std::min(deadline, next_heartbeat)) {
         }
         if (ready()) {
             return true;
         }
-        if (clock::now() >= deadline) {
+        const auto now = clock::now();
+        if (now >= deadline) {
             return false;
+        }
+        if (any) { // still busy: a heartbeat is due
+            heartbeat_if_due(now);
+            continue;
         }
         // The progress thread sees the worker's events; sleep until a completion bumps
         // `generation` (read while `mu` is held, so no completion slips in between).

@@ -155,10 +155,11 @@ inline Status Node::Impl::send_small(detail::Conn& conn, detail::wire::Kind kind
 // with no hand-off through the progress thread: it progresses while there is work, polls up to
 // k_own_spin times more, then sleeps on the worker's fd (at most k_own_sleep, as the tcp
 // transport may miss a wake-up) until `ready()` (called with `mu` held) or the deadline. The
-// progress thread keeps the heartbeats meanwhile. Where the thread cannot join (no eventfd), it
-// waits through the progress thread (wait_until).
+// progress thread keeps the heartbeats meanwhile, or this caller when the worker never runs dry
+// (it holds `mu` then). Where the thread cannot join (no eventfd), it waits through the progress
+// thread (wait_until).
 template <typename Ready>
-bool Node::Impl::wait_on_worker(std::unique_lock<std::recursive_mutex>& lock,
+bool Node::Impl::wait_on_worker(std::unique_lock<detail::WorkerMutex>& lock,
                                 clock::time_point deadline, Ready ready) {
     const int fd = detail::own_wait_fd();
     if (fd < 0) {
@@ -173,9 +174,11 @@ bool Node::Impl::wait_on_worker(std::unique_lock<std::recursive_mutex>& lock,
     std::uint32_t idle = 0;
     while (true) {
         const bool any = progress_locked();
-        if ((done = ready()) || clock::now() >= deadline) {
+        const auto now = clock::now();
+        if ((done = ready()) || now >= deadline) {
             break;
         }
+        heartbeat_if_due(now);
         idle = any ? 0 : idle + 1;
         if (idle <= k_own_spin) {
             continue;

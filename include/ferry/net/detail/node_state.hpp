@@ -14,6 +14,7 @@
 #include <ferry/net/detail/ucx_status.hpp>
 #include <ferry/net/detail/window_writes.hpp>
 #include <ferry/net/detail/wire.hpp>
+#include <ferry/net/detail/worker_mutex.hpp>
 #include <ferry/net/node.hpp>
 #include <functional>
 #include <map>
@@ -130,7 +131,7 @@ struct Node::Impl {
     detail::handshake::Identity identity{};       // this node's, in every handshake
     std::vector<std::byte> worker_address;        // told to peers that proved the secret
 
-    mutable std::recursive_mutex mu; // every UCX call, and all state below
+    mutable detail::WorkerMutex mu; // every UCX call, and all state below
     std::vector<std::unique_ptr<detail::Conn>> conns;
     std::unordered_map<ucp_ep_h, detail::Conn*> by_ep;
     std::unordered_map<std::uint64_t, detail::Conn*> by_token; // recv_token -> its connection
@@ -195,7 +196,7 @@ struct Node::Impl {
     std::uint64_t waiters_left_seen = 0; // the progress thread's last look
     bool slicing = false;                // the progress thread looks again within k_off_slice
     void wake_fd_waiters(int except) const noexcept; // with `mu` held
-    bool sleep_on_worker(std::unique_lock<std::recursive_mutex>& lock, int own_fd,
+    bool sleep_on_worker(std::unique_lock<detail::WorkerMutex>& lock, int own_fd,
                          clock::time_point deadline);
     // With `mu` held. join: false when there is no memory for the entry.
     bool join_fd_waiters(int fd) noexcept;
@@ -205,9 +206,15 @@ struct Node::Impl {
     // and its longest sleep on the worker's fd.
     static constexpr std::uint32_t k_own_spin = 64;
     static constexpr auto k_own_sleep = std::chrono::milliseconds(1);
+    // Most progress calls in one go where a caller drains the worker for someone else (a
+    // waiter's progress_or_sleep, a leaving waiter): a worker that never runs dry (a peer sending
+    // faster than the handlers take it) must not keep a waiter from looking at what it waits for,
+    // nor hold `mu` from the progress thread's heartbeats.
+    static constexpr std::uint32_t k_progress_burst = 64;
     std::atomic<bool> stopping{false};
     std::thread thread;
-    clock::time_point next_heartbeat;
+    clock::time_point next_heartbeat; // the next look for silent peers (and heartbeats)
+    clock::time_point next_beat;      // the next heartbeats, wherever they are sent from
 
     // Callbacks (AM handlers, completions, error handlers) must not progress the worker: code
     // that would wait checks this (per thread) and defers instead.
@@ -248,8 +255,11 @@ struct Node::Impl {
     Status start_thread();
     void run();
     bool progress_locked();
+    bool progress_burst();
     void drain();
     void heartbeat_tick(clock::time_point now);
+    void heartbeat_if_due(clock::time_point now);
+    void send_heartbeats(clock::time_point now, const std::vector<detail::Conn*>& skip);
     void wake() const noexcept;
     void notify();
     bool stay_off();
@@ -257,11 +267,11 @@ struct Node::Impl {
     void hand_back() noexcept;
     // Waits, progressing, until `ready()` (called with `mu` held) or the deadline.
     template <typename Ready>
-    bool wait_until(std::unique_lock<std::recursive_mutex>& lock, clock::time_point deadline,
+    bool wait_until(std::unique_lock<detail::WorkerMutex>& lock, clock::time_point deadline,
                     Ready ready);
     // The same, the calling thread progressing the worker itself (a joined waiter).
     template <typename Ready>
-    bool wait_on_worker(std::unique_lock<std::recursive_mutex>& lock, clock::time_point deadline,
+    bool wait_on_worker(std::unique_lock<detail::WorkerMutex>& lock, clock::time_point deadline,
                         Ready ready);
 
     // node_connections.hpp
