@@ -563,12 +563,8 @@ inline void Node::Impl::send_heartbeats(clock::time_point now,
 // Every `heartbeat`: a heartbeat to each peer, and a connection silent for `peer_timeout` is
 // lost (a stopped process raises no error in UCX; docs/multi-node.md, Failure behaviour).
 inline void Node::Impl::heartbeat_tick(clock::time_point now) {
-    std::vector<detail::Conn*> live;
-    for (const auto& [ep, conn] : by_ep) {
-        live.push_back(conn); // a send below may lose a connection, changing by_ep
-    }
     std::vector<detail::Conn*> silent;
-    for (auto* conn : live) {
+    for (const auto& [ep, conn] : by_ep) {
         if (conn->state != detail::ConnState::lost &&
             now - conn->last_heard > options.peer_timeout) {
             silent.push_back(conn);
