@@ -278,6 +278,7 @@ inline void Node::Impl::run() {
             armed = off ? UCS_OK : ucp_worker_arm(worker.h);
             if (armed != UCS_ERR_BUSY) {
                 watch_worker(!off); // with `mu`: joining and leaving waiters switch it too
+                slicing_now = slicing_now || (!off && !watching_worker); // could not add it
             }
         }
         if (!state.empty()) {
@@ -339,17 +340,21 @@ inline bool Node::Impl::stay_off() {
     return false;
 }
 
-// Watches the worker's fd or stops (events 0 keeps it registered); a system call only when
-// that changes. With `mu` held: the progress thread, and waiters that join or leave (a leaving
-// waiter puts the armed worker back in the sleeping thread's epoll set without waking it).
+// Watches the worker's fd or stops; a system call only when that changes. Stopping takes the
+// fd out of the epoll set altogether: an entry left in with no events would still be called
+// back, through UCX's nested epoll sets, for every segment that reaches the worker's sockets
+// (docs/performance/net.md, Channel rate). With `mu` held: the progress thread, and waiters that
+// join or leave (a leaving waiter puts the armed worker back in the sleeping thread's epoll set
+// without waking it). When the fd cannot be added back, watching_worker stays false and the
+// thread looks at the worker every k_off_slice instead (run()).
 inline void Node::Impl::watch_worker(bool on) {
     if (on == watching_worker) {
         return;
     }
     epoll_event ev{};
-    ev.events = on ? static_cast<std::uint32_t>(EPOLLIN) : 0U;
+    ev.events = EPOLLIN;
     ev.data.u64 = k_worker_tag;
-    if (::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, worker_fd, &ev) == 0) {
+    if (::epoll_ctl(epoll_fd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, worker_fd, &ev) == 0) {
         watching_worker = on;
     }
 }

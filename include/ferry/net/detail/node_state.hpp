@@ -173,7 +173,7 @@ struct Node::Impl {
     int epoll_fd = -1;
     int wake_fd = -1;
     int worker_fd = -1;          // the worker's event fd, in epoll_fd
-    bool watching_worker = true; // guarded by `mu`: worker_fd is watched (not events 0)
+    bool watching_worker = true; // guarded by `mu`: worker_fd is in epoll_fd (watch_worker)
     // Sharing the worker with callers that progress it themselves (docs/multi-node.md, The
     // progress thread): while Node::progress() keeps being called, the progress thread sleeps
     // off the worker's fd (k_off_slice at a time) instead of being woken by every segment that
