@@ -2,6 +2,8 @@
 // Node::Impl: service messages — sending (send, post), delivering to handlers, rendezvous
 // payloads — and heartbeats (docs/multi-node.md, Connections).
 
+#include <array>
+#include <cstring>
 #include <ferry/net/detail/node_state.hpp>
 
 namespace ferry::net {
@@ -118,6 +120,55 @@ inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn
     return op;
 }
 
+// Most posts are sent inside ucp_am_send_nbx (over tcp a short message is written to the
+// socket there and then): try that first, asking UCX to complete at once or not at all
+// (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), with the header on the stack and no request, so that such
+// a post allocates nothing. not_at_once: nothing was sent (the message is not short, the
+// connection's queue is not empty, the header does not fit): post through a request.
+inline Node::Impl::AtOnce Node::Impl::post_at_once(detail::Conn& conn, ServiceId service,
+                                                   std::span<const std::byte> header,
+                                                   std::span<const std::byte> payload,
+                                                   const std::shared_ptr<const void>& owner,
+                                                   Status& failure) {
+    namespace wire = detail::wire;
+    const std::size_t size = sizeof(wire::Frame) + sizeof(wire::Service) + header.size();
+    if (size > k_at_once_header || payload.size() > k_at_once_payload ||
+        (max_am_header != 0 && size > max_am_header)) {
+        return AtOnce::not_at_once;
+    }
+    std::array<std::byte, k_at_once_header> bytes; // NOLINT: written before it is read
+    const wire::Frame f = wire::frame(wire::Kind::service, conn.send_token);
+    wire::Service s;
+    s.service = service;
+    s.header_length = static_cast<std::uint32_t>(header.size());
+    std::memcpy(bytes.data(), &f, sizeof f);
+    std::memcpy(bytes.data() + sizeof f, &s, sizeof s);
+    if (!header.empty()) {
+        std::memcpy(bytes.data() + sizeof f + sizeof s, header.data(), header.size());
+    }
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(wire::Kind::service),
+                                    bytes.data(), size, payload.data(), payload.size(), &p);
+    if (request == nullptr) {
+        count_sent(conn, wire::Kind::service, payload.size());
+        return AtOnce::sent;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        if (UCS_PTR_STATUS(request) == UCS_ERR_NO_RESOURCE) {
+            return AtOnce::not_at_once;
+        }
+        failure = detail::to_status(UCS_PTR_STATUS(request));
+        return AtOnce::failed;
+    }
+    // In flight after all: UCX may still read the payload (not the header, which it copies
+    // before it returns), so its owner stays with the node.
+    retained.push_back(owner);
+    ucp_request_free(request);
+    count_sent(conn, wire::Kind::service, payload.size());
+    return AtOnce::sent;
+}
+
 inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
                                std::span<const std::byte> payload, Timeout timeout) {
     const auto deadline = timeout.deadline_from(clock::now());
@@ -158,6 +209,16 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
+    }
+    Status failure = Status::ok;
+    switch (post_at_once(*conn, service, header, payload, owner, failure)) {
+    case AtOnce::sent:
+        detail::run_guarded("a post's completion", done, Status::ok);
+        return Status::ok;
+    case AtOnce::failed:
+        return failure; // nothing started: `done` does not run
+    case AtOnce::not_at_once:
+        break;
     }
     auto op = service_op(*conn, service, header);
     if (max_am_header != 0 && op->header.size() > max_am_header) {

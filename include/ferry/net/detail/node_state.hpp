@@ -122,6 +122,10 @@ struct Node::Impl {
     };
 
     NodeOptions options;
+    // Payload owners of posts that UCX answered with a request although asked to complete at
+    // once or not at all (post_at_once; UCX promises this does not happen): kept until the
+    // worker and context below are gone, so nothing UCX may still read is freed.
+    std::vector<std::shared_ptr<const void>> retained;
     detail::ContextOwner context;
     detail::WorkerOwner worker;
     std::string listen_address;
@@ -330,6 +334,14 @@ struct Node::Impl {
                 std::shared_ptr<const void> owner);
     std::unique_ptr<Op> service_op(detail::Conn& conn, ServiceId service,
                                    std::span<const std::byte> header);
+    enum class AtOnce { sent, failed, not_at_once };
+    AtOnce post_at_once(detail::Conn& conn, ServiceId service, std::span<const std::byte> header,
+                        std::span<const std::byte> payload,
+                        const std::shared_ptr<const void>& owner, Status& failure);
+    // A post sends at once (post_at_once) only up to this payload; a longer one goes through a
+    // request (UCX sends it in pieces or by rendezvous, never inside the call).
+    static constexpr std::size_t k_at_once_payload = 8192;
+    static constexpr std::size_t k_at_once_header = 256; // on the stack
     Status receive(Delivery::Impl& delivery, std::span<std::byte> into,
                    std::function<void(Status)> done);
 
