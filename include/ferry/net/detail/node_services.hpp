@@ -2,7 +2,6 @@
 // Node::Impl: service messages — sending (send, post), delivering to handlers, rendezvous
 // payloads — and heartbeats (docs/multi-node.md, Connections).
 
-#include <array>
 #include <cstring>
 #include <ferry/net/detail/node_state.hpp>
 
@@ -122,34 +121,49 @@ inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn
 
 // Most posts are sent inside ucp_am_send_nbx (over tcp a short message is written to the
 // socket there and then): try that first, asking UCX to complete at once or not at all
-// (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), with the header on the stack and no request, so that such
-// a post allocates nothing. not_at_once: nothing was sent (the message is not short, the
-// connection's queue is not empty, the header does not fit): post through a request.
-inline Node::Impl::AtOnce Node::Impl::post_at_once(detail::Conn& conn, ServiceId service,
-                                                   std::span<const std::byte> header,
-                                                   std::span<const std::byte> payload,
-                                                   const std::shared_ptr<const void>& owner,
-                                                   Status& failure) {
+// (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), with the header in the node's reused at_once_header and no
+// request, so that such a post allocates nothing. sent: gone (`done` is the caller's to run);
+// not_at_once: nothing was sent (the message is not short, the connection's queue is not
+// empty, the header does not fit): post through a request; failed: `failure`; in_flight: UCX
+// answered with a request after all, which it promises not to do — the header, `owner` and
+// `done` wait for it in late_posts (on_sent_late).
+inline Node::Impl::AtOnce
+Node::Impl::post_at_once(detail::Conn& conn, ServiceId service, std::span<const std::byte> header,
+                         std::span<const std::byte> payload, std::shared_ptr<const void>& owner,
+                         std::function<void(Status)>& done, Status& failure) {
     namespace wire = detail::wire;
     const std::size_t size = sizeof(wire::Frame) + sizeof(wire::Service) + header.size();
     if (size > k_at_once_header || payload.size() > k_at_once_payload ||
         (max_am_header != 0 && size > max_am_header)) {
         return AtOnce::not_at_once;
     }
-    std::array<std::byte, k_at_once_header> bytes; // NOLINT: written before it is read
+    try { // all that may allocate, before anything is sent (once, in practice)
+        at_once_header.reserve(k_at_once_header);
+        if (late_spare.empty()) {
+            late_spare = late_posts.extract(late_posts.try_emplace(nullptr).first);
+        }
+        late_posts.reserve(late_posts.size() + 1);
+    } catch (const std::bad_alloc&) {
+        return AtOnce::not_at_once;
+    }
+    at_once_header.resize(size); // within its capacity
+    std::byte* const bytes = at_once_header.data();
     const wire::Frame f = wire::frame(wire::Kind::service, conn.send_token);
     wire::Service s;
     s.service = service;
     s.header_length = static_cast<std::uint32_t>(header.size());
-    std::memcpy(bytes.data(), &f, sizeof f);
-    std::memcpy(bytes.data() + sizeof f, &s, sizeof s);
+    std::memcpy(bytes, &f, sizeof f);
+    std::memcpy(bytes + sizeof f, &s, sizeof s);
     if (!header.empty()) {
-        std::memcpy(bytes.data() + sizeof f + sizeof s, header.data(), header.size());
+        std::memcpy(bytes + sizeof f + sizeof s, header.data(), header.size());
     }
     ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(wire::Kind::service),
-                                    bytes.data(), size, payload.data(), payload.size(), &p);
+    p.op_attr_mask =
+        UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = &Impl::on_sent_late;
+    p.user_data = this;
+    void* request = ucp_am_send_nbx(conn.ep, static_cast<unsigned>(wire::Kind::service), bytes,
+                                    size, payload.data(), payload.size(), &p);
     if (request == nullptr) {
         count_sent(conn, wire::Kind::service, payload.size());
         return AtOnce::sent;
@@ -161,12 +175,31 @@ inline Node::Impl::AtOnce Node::Impl::post_at_once(detail::Conn& conn, ServiceId
         failure = detail::to_status(UCS_PTR_STATUS(request));
         return AtOnce::failed;
     }
-    // In flight after all: UCX may still read the payload (not the header, which it copies
-    // before it returns), so its owner stays with the node.
-    retained.push_back(owner);
-    ucp_request_free(request);
+    late_spare.key() = request;
+    LatePost& late = late_spare.mapped();
+    late.conn = &conn;
+    late.header = std::move(at_once_header); // its buffer stays where UCX reads it
+    late.owner = std::move(owner);
+    late.done = std::move(done);
+    late_posts.insert(std::move(late_spare)); // room reserved above: no allocation
     count_sent(conn, wire::Kind::service, payload.size());
-    return AtOnce::sent;
+    return AtOnce::in_flight;
+}
+
+// The completion of a post that post_at_once found in flight.
+inline void Node::Impl::on_sent_late(void* request, ucs_status_t status, void* user) {
+    auto& self = *static_cast<Impl*>(user);
+    InCallback guard;
+    ucp_request_free(request);
+    auto entry = self.late_posts.extract(request);
+    if (entry.empty()) {
+        return;
+    }
+    LatePost& late = entry.mapped();
+    const Status result = status == UCS_OK                              ? Status::ok
+                          : late.conn->state == detail::ConnState::lost ? Status::peer_lost
+                                                                        : detail::to_status(status);
+    detail::run_guarded("a post's completion", late.done, result);
 }
 
 inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
@@ -211,9 +244,11 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
     }
     Status failure = Status::ok;
-    switch (post_at_once(*conn, service, header, payload, owner, failure)) {
+    switch (post_at_once(*conn, service, header, payload, owner, done, failure)) {
     case AtOnce::sent:
         detail::run_guarded("a post's completion", done, Status::ok);
+        return Status::ok;
+    case AtOnce::in_flight:
         return Status::ok;
     case AtOnce::failed:
         return failure; // nothing started: `done` does not run

@@ -122,10 +122,23 @@ struct Node::Impl {
     };
 
     NodeOptions options;
-    // Payload owners of posts that UCX answered with a request although asked to complete at
-    // once or not at all (post_at_once; UCX promises this does not happen): kept until the
-    // worker and context below are gone, so nothing UCX may still read is freed.
-    std::vector<std::shared_ptr<const void>> retained;
+    // Posts that UCX answered with a request although asked to complete at once or not at all
+    // (post_at_once; UCX promises it does not happen): their connection, payload owner and
+    // completion, by request, until on_sent_late. Declared before the worker and context, so
+    // that it outlives them and the completions they run as they go. Guarded by `mu`.
+    struct LatePost {
+        detail::Conn* conn = nullptr;
+        std::vector<std::byte> header; // UCX reads it until the request completes
+        std::shared_ptr<const void> owner;
+        std::function<void(Status)> done;
+    };
+    std::unordered_map<void*, LatePost> late_posts;
+    // An entry made ahead (key nullptr), and room for it in late_posts, so that a post that UCX
+    // leaves in flight is remembered with no allocation after the send (post_at_once).
+    std::unordered_map<void*, LatePost>::node_type late_spare;
+    // The header of the post being sent at once (post_at_once), reused: one allocation for the
+    // node's life, not one per post. Guarded by `mu`.
+    std::vector<std::byte> at_once_header;
     detail::ContextOwner context;
     detail::WorkerOwner worker;
     std::string listen_address;
@@ -334,14 +347,15 @@ struct Node::Impl {
                 std::shared_ptr<const void> owner);
     std::unique_ptr<Op> service_op(detail::Conn& conn, ServiceId service,
                                    std::span<const std::byte> header);
-    enum class AtOnce { sent, failed, not_at_once };
+    enum class AtOnce { sent, in_flight, failed, not_at_once };
     AtOnce post_at_once(detail::Conn& conn, ServiceId service, std::span<const std::byte> header,
-                        std::span<const std::byte> payload,
-                        const std::shared_ptr<const void>& owner, Status& failure);
+                        std::span<const std::byte> payload, std::shared_ptr<const void>& owner,
+                        std::function<void(Status)>& done, Status& failure);
+    static void on_sent_late(void* request, ucs_status_t status, void* user);
     // A post sends at once (post_at_once) only up to this payload; a longer one goes through a
     // request (UCX sends it in pieces or by rendezvous, never inside the call).
     static constexpr std::size_t k_at_once_payload = 8192;
-    static constexpr std::size_t k_at_once_header = 256; // on the stack
+    static constexpr std::size_t k_at_once_header = 256; // at_once_header's capacity
     Status receive(Delivery::Impl& delivery, std::span<std::byte> into,
                    std::function<void(Status)> done);
 
