@@ -1,7 +1,9 @@
 // ChannelSender::send_n between two nodes of this process over UCX's tcp loopback: a batch goes
 // in order and exactly once, several messages per network message, one credit each (never more
 // than the capacity queued), with the single send's statuses and timeouts; a DATA that claims
-// more messages than its credits or than a batch, or none, is refused and queues nothing.
+// more messages than its credits or than a batch, or none, is refused and queues nothing; a
+// send or a batch that goes inside the call allocates nothing.
+#include "../compat/faults/alloc_hook.hpp"
 #include "channel_support.hpp"
 
 #include <atomic>
@@ -107,6 +109,55 @@ TEST_CASE("net send_n: a batch of many times the capacity arrives exactly once, 
     std::size_t sent = 99;
     CHECK(p.tx->send_n(std::span<const Message>(), sent) == Status::ok);
     CHECK(sent == 0);
+}
+
+TEST_CASE("net send, send_n: a message or a batch that goes inside the call allocates nothing on "
+          "the sending thread",
+          "[net]") {
+    Pair p("at-once");
+    // The first post makes what the Node reuses for every post after it.
+    REQUIRE(p.tx->send(make_message(0, 7), k_bound) == Status::ok);
+    std::uint64_t next = 1;
+    for (int round = 0; round < 8; ++round, ++next) {
+        CAPTURE(round);
+        Message m = make_message(next, 7);
+        Status s = Status::invalid_param;
+        const long allocations =
+            ferry::test::alloc_hook::run_failing(0, [&] { s = p.tx->send(m, k_bound); });
+        m = make_message(0, 0); // the caller's copy is its own again once send returns
+        CHECK(s == Status::ok);
+        CHECK(allocations == 0);
+    }
+    auto batch = messages(next, 16); // 16 credits of the 64 left: one DATA
+    std::size_t sent = 0;
+    Status s = Status::invalid_param;
+    const long allocations =
+        ferry::test::alloc_hook::run_failing(0, [&] { s = p.tx->send_n(batch, sent, k_bound); });
+    batch.assign(batch.size(), make_message(0, 0));
+    CHECK(s == Status::ok);
+    CHECK(sent == 16);
+    CHECK(allocations == 0);
+    CHECK(receive_in_order(*p.rx, 0, next + 16));
+    CHECK(p.rx->empty());
+}
+
+TEST_CASE("net send_n: a batch the node cannot copy is refused with bad_alloc and costs no credit",
+          "[net]") {
+    Pair p("batch-no-memory", true); // a batch of 16 (384 bytes) is a rendezvous: never at once
+    const auto batch = messages(0, 16);
+    const auto credits = p.tx->credits();
+    std::size_t sent = 99;
+    Status s = Status::ok;
+    // The first allocation of the post (the request's state, before anything is sent) fails.
+    ferry::test::alloc_hook::run_failing(1, [&] { s = p.tx->send_n(batch, sent, k_bound); });
+    REQUIRE(ferry::test::alloc_hook::injected());
+    CHECK(s == Status::bad_alloc);
+    CHECK(sent == 0);
+    CHECK(p.tx->credits() == credits);
+    CHECK(p.tx->send_n(batch, sent, k_bound) == Status::ok);
+    CHECK(sent == 16);
+    CHECK(receive_in_order(*p.rx, 0, 16));
+    CHECK(p.rx->empty());
 }
 
 // The receiving side played by the test: it accepts one sender with k_capacity credits and

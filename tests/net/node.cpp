@@ -111,7 +111,7 @@ TEST_CASE("net/node: a post that no caller progresses completes within the progr
 }
 
 TEST_CASE("net/node: a post holding an owner delivers, then lets the owner go; a short post "
-          "allocates nothing, a longer one twice") {
+          "allocates nothing, a longer one twice (three times when the node copies it)") {
     Connected c(options("127.0.0.1:0"));
     const std::byte header[1] = {std::byte{9}};
     const std::size_t bytes = GENERATE(std::size_t{64}, std::size_t{64} << 10); // eager, rendezvous
@@ -155,8 +155,20 @@ TEST_CASE("net/node: a post holding an owner delivers, then lets the owner go; a
             });
             CHECK(posted == Status::ok);
             CHECK(c.helper.read_line() == "got " + std::to_string(size) + " ok");
+            // Copied by the node: the caller's bytes are its own again when post_copied
+            // returns (overwritten here before the helper checks them); a longer one is
+            // copied into a buffer of the request's (one allocation more).
+            auto scratch = net_test::patterned(size, 9);
+            Status copied = Status::invalid_param;
+            const long with_copy = ferry::test::alloc_hook::run_failing(0, [&] {
+                copied = c.node->post_copied(c.peer, net_test::k_service, header, scratch);
+            });
+            std::fill(scratch.begin(), scratch.end(), std::byte{0});
+            CHECK(copied == Status::ok);
+            CHECK(c.helper.read_line() == "got " + std::to_string(size) + " ok");
             CHECK(with_owner == expected);
             CHECK(with_done == expected);
+            CHECK(with_copy == (size == 64 ? 0 : 3));
             const auto until = clock_type::now() + 10s; // the longer posts complete
             while (small.use_count() > 1 && clock_type::now() < until) {
                 c.node->progress();

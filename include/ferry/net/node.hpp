@@ -185,6 +185,12 @@ public:
                                     std::span<const std::byte> header,
                                     std::span<const std::byte> payload,
                                     std::shared_ptr<const void> owner);
+    // post() for a payload the caller takes back when this returns: the Node copies what it has
+    // to keep (a short message goes inside the call from a buffer the Node reuses, allocating
+    // nothing; a longer one is copied into a buffer of its own); no callback runs.
+    [[nodiscard]] Status post_copied(PeerId peer, ServiceId service,
+                                     std::span<const std::byte> header,
+                                     std::span<const std::byte> payload);
 
     // Runs the worker once; true when something happened. Waiters that want low latency call it
     // themselves; otherwise the progress thread does it when the worker has events.

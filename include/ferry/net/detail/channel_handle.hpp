@@ -235,8 +235,8 @@ protected:
     }
 
     // Takes a credit (waiting until `d`) and hands `bytes` to UCX, which may read them after
-    // this returns: `owner` keeps them alive. ok, full, timed_out, stopped, peer_lost,
-    // bad_alloc. The handle must be open.
+    // this returns: `owner` keeps them alive; without one (nullptr) the Node copies what it
+    // keeps. ok, full, timed_out, stopped, peer_lost, bad_alloc. The handle must be open.
     Status post_with_credit(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                             Deadline d) noexcept {
         const TraceSpan trace("net.send", "channel");
@@ -289,17 +289,15 @@ private:
                         std::size_t& sent, Deadline d) noexcept {
         try {
             while (sent < total) {
-                // Copied before a credit is spent: a failed allocation costs no credit.
                 const std::size_t most = std::min(total - sent, max_batch(element));
-                const auto from = bytes.subspan(sent * element, most * element);
-                auto box = std::make_shared<std::vector<std::byte>>(from.begin(), from.end());
                 std::uint64_t got = 0;
                 if (const Status s = state_->acquire_credits(d, most, got); s != Status::ok) {
                     return s;
                 }
-                const auto payload = std::span<const std::byte>(*box).first(got * element);
-                if (const Status s = state_->post_data(payload, got, std::move(box));
-                    s != Status::ok) {
+                // Copied by the Node where it must keep them: a batch (at most 4 KiB) goes
+                // inside the call from the Node's reused buffer, allocating nothing.
+                const auto payload = bytes.subspan(sent * element, got * element);
+                if (const Status s = state_->post_data(payload, got, nullptr); s != Status::ok) {
                     return s;
                 }
                 sent += got;

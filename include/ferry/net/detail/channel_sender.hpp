@@ -13,6 +13,7 @@
 #include <ferry/net/detail/channel_wire.hpp>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -83,13 +84,27 @@ public:
         };
         return wait_until(node_, wait_, d, Status::full, attempt, [this] { check_peer(); });
     }
-    // Posts one DATA carrying `count` messages (`payload`, back to back), kept alive by `owner`
-    // until UCX is done with it.
+    // Posts one DATA carrying `count` messages (`payload`, back to back), with the `count`
+    // credits the caller spent on it, kept alive by `owner` until UCX is done with it; without
+    // an owner (nullptr) the Node copies what it keeps (Node::post_copied), and `payload` is
+    // the caller's again when this returns. ok, peer_lost, bad_alloc (nothing was sent: the
+    // credits are this sender's again).
     Status post_data(std::span<const std::byte> payload, std::uint64_t count,
                      std::shared_ptr<const void> owner) {
         const ChannelWire w = make_wire(WireKind::data, receiver_, id_, count);
-        const Status s =
-            node_.post_owned(peer_, k_channel_service, bytes_of(w), payload, std::move(owner));
+        Status s = Status::ok;
+        try {
+            s = owner ? node_.post_owned(peer_, k_channel_service, bytes_of(w), payload,
+                                         std::move(owner))
+                      : node_.post_copied(peer_, k_channel_service, bytes_of(w), payload);
+        } catch (const std::bad_alloc&) { // the Node allocates before it sends
+            {
+                const std::lock_guard lock(wait_.mutex);
+                credits_ += count;
+            }
+            wait_.wake(node_);
+            return Status::bad_alloc;
+        }
         return s == Status::ok ? s : Status::peer_lost;
     }
 

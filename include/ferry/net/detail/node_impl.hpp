@@ -145,13 +145,20 @@ inline Status Node::send(PeerId peer, ServiceId service, std::span<const std::by
 
 inline Status Node::post(PeerId peer, ServiceId service, std::span<const std::byte> header,
                          std::span<const std::byte> payload, std::function<void(Status)> done) {
-    return impl_->post(peer, service, header, payload, std::move(done), nullptr);
+    return impl_->post(peer, service, header, payload, std::move(done), nullptr,
+                       Impl::Payload::kept_by_caller);
 }
 
 inline Status Node::post_owned(PeerId peer, ServiceId service, std::span<const std::byte> header,
                                std::span<const std::byte> payload,
                                std::shared_ptr<const void> owner) {
-    return impl_->post(peer, service, header, payload, nullptr, std::move(owner));
+    return impl_->post(peer, service, header, payload, nullptr, std::move(owner),
+                       Impl::Payload::kept_by_caller);
+}
+
+inline Status Node::post_copied(PeerId peer, ServiceId service, std::span<const std::byte> header,
+                                std::span<const std::byte> payload) {
+    return impl_->post(peer, service, header, payload, nullptr, nullptr, Impl::Payload::copied);
 }
 
 inline bool Node::progress() {

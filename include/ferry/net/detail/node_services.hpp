@@ -121,24 +121,26 @@ inline std::unique_ptr<Node::Impl::Op> Node::Impl::service_op(detail::Conn& conn
 
 // Most posts are sent inside ucp_am_send_nbx (over tcp a short message is written to the
 // socket there and then): try that first, asking UCX to complete at once or not at all
-// (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), with the header in the node's reused at_once_header and no
-// request, so that such a post allocates nothing. sent: gone (`done` is the caller's to run);
-// not_at_once: nothing was sent (the message is not short, the connection's queue is not
-// empty, the header does not fit): post through a request; failed: `failure`; in_flight: UCX
-// answered with a request after all, which it promises not to do — the header, `owner` and
-// `done` wait for it in late_posts (on_sent_late).
+// (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), with the header (and a copied payload) in the node's
+// reused at_once_bytes and no request, so that such a post allocates nothing. sent: gone
+// (`done` is the caller's to run); not_at_once: nothing was sent (the message is not short, the
+// connection's queue is not empty, the header does not fit): post through a request; failed:
+// `failure`; in_flight: UCX answered with a request after all, which it promises not to do —
+// the bytes, `owner` and `done` wait for it in late_posts (on_sent_late).
 inline Node::Impl::AtOnce
 Node::Impl::post_at_once(detail::Conn& conn, ServiceId service, std::span<const std::byte> header,
-                         std::span<const std::byte> payload, std::shared_ptr<const void>& owner,
-                         std::function<void(Status)>& done, Status& failure) {
+                         std::span<const std::byte> payload, Payload payload_kept,
+                         std::shared_ptr<const void>& owner, std::function<void(Status)>& done,
+                         Status& failure) {
     namespace wire = detail::wire;
     const std::size_t size = sizeof(wire::Frame) + sizeof(wire::Service) + header.size();
     if (size > k_at_once_header || payload.size() > k_at_once_payload ||
         (max_am_header != 0 && size > max_am_header)) {
         return AtOnce::not_at_once;
     }
+    const bool copied = payload_kept == Payload::copied;
     try { // all that may allocate, before anything is sent (once, in practice)
-        at_once_header.reserve(k_at_once_header);
+        at_once_bytes.reserve(k_at_once_header + k_at_once_payload);
         if (late_spare.empty()) {
             late_spare = late_posts.extract(late_posts.try_emplace(nullptr).first);
         }
@@ -146,8 +148,12 @@ Node::Impl::post_at_once(detail::Conn& conn, ServiceId service, std::span<const 
     } catch (const std::bad_alloc&) {
         return AtOnce::not_at_once;
     }
-    at_once_header.resize(size); // within its capacity
-    std::byte* const bytes = at_once_header.data();
+    at_once_bytes.resize(size + (copied ? payload.size() : 0)); // within its capacity
+    std::byte* const bytes = at_once_bytes.data();
+    if (copied && !payload.empty()) {
+        std::memcpy(bytes + size, payload.data(), payload.size());
+        payload = std::span<const std::byte>(bytes + size, payload.size());
+    }
     const wire::Frame f = wire::frame(wire::Kind::service, conn.send_token);
     wire::Service s;
     s.service = service;
@@ -178,7 +184,7 @@ Node::Impl::post_at_once(detail::Conn& conn, ServiceId service, std::span<const 
     late_spare.key() = request;
     LatePost& late = late_spare.mapped();
     late.conn = &conn;
-    late.header = std::move(at_once_header); // its buffer stays where UCX reads it
+    late.bytes = std::move(at_once_bytes); // its buffer stays where UCX reads it
     late.owner = std::move(owner);
     late.done = std::move(done);
     late_posts.insert(std::move(late_spare)); // room reserved above: no allocation
@@ -237,14 +243,14 @@ inline Status Node::Impl::send(PeerId peer_id, ServiceId service, std::span<cons
 
 inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<const std::byte> header,
                                std::span<const std::byte> payload, std::function<void(Status)> done,
-                               std::shared_ptr<const void> owner) {
+                               std::shared_ptr<const void> owner, Payload payload_kept) {
     std::unique_lock lock(mu);
     auto* conn = peer(peer_id);
     if (conn == nullptr) {
         return by_id.contains(peer_id) ? Status::peer_lost : Status::invalid_param;
     }
     Status failure = Status::ok;
-    switch (post_at_once(*conn, service, header, payload, owner, done, failure)) {
+    switch (post_at_once(*conn, service, header, payload, payload_kept, owner, done, failure)) {
     case AtOnce::sent:
         detail::run_guarded("a post's completion", done, Status::ok);
         return Status::ok;
@@ -262,6 +268,10 @@ inline Status Node::Impl::post(PeerId peer_id, ServiceId service, std::span<cons
     op->owned_by_callback = true;
     op->done = std::move(done);
     op->owner = std::move(owner);
+    if (payload_kept == Payload::copied) { // kept with the op until UCX lets go of it
+        op->staged.assign(payload.begin(), payload.end());
+        payload = op->staged;
+    }
     const auto s = issue(*conn, op, detail::wire::Kind::service, payload, 0);
     if (s != Status::ok) {
         return s; // nothing started: `done` does not run

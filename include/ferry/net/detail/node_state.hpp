@@ -112,7 +112,8 @@ struct Node::Impl {
         Impl* node = nullptr;
         detail::Conn* conn = nullptr;
         std::vector<std::byte> header;
-        std::vector<std::byte> staged; // a put's bytes copied when issued from a callback
+        std::vector<std::byte> staged; // a put's bytes copied when issued from a callback, a
+                                       // post_copied's payload
         std::function<void(Status)> done;
         std::shared_ptr<const void> owner; // a post's payload, kept until UCX lets go of it
         bool owned_by_callback = false;    // post: the completion deletes it
@@ -128,7 +129,7 @@ struct Node::Impl {
     // that it outlives them and the completions they run as they go. Guarded by `mu`.
     struct LatePost {
         detail::Conn* conn = nullptr;
-        std::vector<std::byte> header; // UCX reads it until the request completes
+        std::vector<std::byte> bytes; // its header (and copied payload): UCX reads them still
         std::shared_ptr<const void> owner;
         std::function<void(Status)> done;
     };
@@ -136,9 +137,9 @@ struct Node::Impl {
     // An entry made ahead (key nullptr), and room for it in late_posts, so that a post that UCX
     // leaves in flight is remembered with no allocation after the send (post_at_once).
     std::unordered_map<void*, LatePost>::node_type late_spare;
-    // The header of the post being sent at once (post_at_once), reused: one allocation for the
-    // node's life, not one per post. Guarded by `mu`.
-    std::vector<std::byte> at_once_header;
+    // The header of the post being sent at once (post_at_once), and after it the payload of a
+    // post_copied, reused: one allocation for the node's life, not one per post. Guarded by `mu`.
+    std::vector<std::byte> at_once_bytes;
     detail::ContextOwner context;
     detail::WorkerOwner worker;
     std::string listen_address;
@@ -342,20 +343,24 @@ struct Node::Impl {
     }
     Status send(PeerId peer, ServiceId service, std::span<const std::byte> header,
                 std::span<const std::byte> payload, Timeout timeout);
+    // Who keeps a post's payload until UCX is done with it: the caller (its owner or its `done`
+    // says when it may go) or the Node, which copies it (Node::post_copied).
+    enum class Payload { kept_by_caller, copied };
     Status post(PeerId peer, ServiceId service, std::span<const std::byte> header,
                 std::span<const std::byte> payload, std::function<void(Status)> done,
-                std::shared_ptr<const void> owner);
+                std::shared_ptr<const void> owner, Payload payload_kept);
     std::unique_ptr<Op> service_op(detail::Conn& conn, ServiceId service,
                                    std::span<const std::byte> header);
     enum class AtOnce { sent, in_flight, failed, not_at_once };
     AtOnce post_at_once(detail::Conn& conn, ServiceId service, std::span<const std::byte> header,
-                        std::span<const std::byte> payload, std::shared_ptr<const void>& owner,
-                        std::function<void(Status)>& done, Status& failure);
+                        std::span<const std::byte> payload, Payload payload_kept,
+                        std::shared_ptr<const void>& owner, std::function<void(Status)>& done,
+                        Status& failure);
     static void on_sent_late(void* request, ucs_status_t status, void* user);
     // A post sends at once (post_at_once) only up to this payload; a longer one goes through a
     // request (UCX sends it in pieces or by rendezvous, never inside the call).
     static constexpr std::size_t k_at_once_payload = 8192;
-    static constexpr std::size_t k_at_once_header = 256; // at_once_header's capacity
+    static constexpr std::size_t k_at_once_header = 256; // the most header at_once_bytes holds
     Status receive(Delivery::Impl& delivery, std::span<std::byte> into,
                    std::function<void(Status)> done);
 
