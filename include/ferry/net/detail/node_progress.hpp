@@ -439,8 +439,11 @@ inline bool Node::Impl::is_fd_waiter(int fd) const noexcept {
 // is slicing (waits came and went since it last looked): it looks again within k_off_slice
 // anyway, so the worker stays off its fd and the next wait, which usually begins within
 // microseconds, finds the worker its own instead of the thread woken by what arrives meanwhile.
-// Counted as a caller's progress: the thread stays off while waits keep coming (stay_off), and
-// takes the worker back within two slices once they stop.
+// Nor is the worker progressed then: with no arm to follow, that progress only delayed the
+// leaving waiter (in an exchange, the answer it is about to publish) by a system call; what is
+// pending is the next wait's, or the thread's within the slice (docs/performance/net.md, The
+// leaving waiter's last progress). Counted as a caller's progress: the thread stays off while
+// waits keep coming (stay_off), and takes the worker back within two slices once they stop.
 inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
     if (const auto it = std::find(fd_waiters.begin(), fd_waiters.end(), fd);
         it != fd_waiters.end()) {
@@ -450,11 +453,11 @@ inline void Node::Impl::leave_fd_waiters(int fd) noexcept {
         return;
     }
     ++waiters_left;
-    progress_burst(); // what is left makes the arm below busy: the thread is woken for it
     if (slicing && !wanted.load(std::memory_order_seq_cst)) {
         caller_progress.fetch_add(1, std::memory_order_relaxed);
         return;
     }
+    progress_burst(); // what is left makes the arm below busy: the thread is woken for it
     if (ucp_worker_arm(worker.h) == UCS_ERR_BUSY) {
         wake();
     } else {
