@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <ferry/core/status.hpp>
 #include <ferry/core/timeout.hpp>
 #include <ferry/net/detail/channel_wire.hpp>
@@ -28,6 +29,10 @@ using Clock = Timeout::clock;
 
 inline constexpr auto k_spin_time = std::chrono::microseconds(50);
 inline constexpr auto k_park_slice = std::chrono::milliseconds(20);
+// A parked caller sleeps only after this many progress calls in a row found nothing, as raw
+// UCX's waiters poll before they arm: a stream's next bytes come within microseconds of the
+// last, and sleeping between them costs a thread switch each time.
+inline constexpr std::uint32_t k_idle_polls = 64;
 // A caller's deadline that had passed when it was given: answered like no_wait (full / empty).
 inline constexpr Clock::time_point k_past_deadline = Clock::time_point::min();
 
@@ -84,6 +89,7 @@ Status park_on_worker(Node& node, WaitState& ws, Deadline d, Status busy, Attemp
     with_lock(ws.mutex, [&] { return ++ws.blocked; }); // parked (or about to be) until return
     const TraceSpan parked("net.park", "channel");
     Status s = busy;
+    std::uint32_t idle = 0; // progress calls in a row that found nothing
     for (;;) {
         {
             const std::lock_guard lock(ws.mutex);
@@ -103,7 +109,12 @@ Status park_on_worker(Node& node, WaitState& ws, Deadline d, Status busy, Attemp
             s = Status::timed_out;
             break;
         }
-        node.progress_or_sleep(d.at - now < k_park_slice ? d.at : now + k_park_slice);
+        if (idle < k_idle_polls) {
+            idle = node.progress() ? 0 : idle + 1;
+        } else {
+            node.progress_or_sleep(d.at - now < k_park_slice ? d.at : now + k_park_slice);
+            idle = 0;
+        }
         if (const auto losses = node.losses(); losses != ws.losses_seen.exchange(losses)) {
             on_loss(); // a hint only: on_loss() asks alive() itself
         }
