@@ -31,7 +31,7 @@ AREAS = {
     "ipc-counters": ("bench/ipc/bench-ipc-counters", ["--benchmark_repetitions=20"]),
     "net": ("bench/net/bench-net", ["--benchmark_repetitions=30"]),
     "acl": ("bench/acl/bench-acl", ["--benchmark_repetitions=10"]),
-    "afd": ("bench/afd/afd_bench", ["--benchmark_repetitions=10"]),
+    "afd": ("bench/afd/afd_bench", ["--benchmark_repetitions=20"]),
     "runtime": ("bench/runtime/bench-runtime", ["--benchmark_repetitions=10"]),
     "kernel": ("bench/kernel/bench-kernel_args", ["--benchmark_repetitions=10"]),
 }

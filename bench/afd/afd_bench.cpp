@@ -1,11 +1,12 @@
 // bench/afd: the FFN scheduler against baselines measured in the same run of this binary.
 //
 //  latency/*  ready -> return: a producer thread publishes the flags of the micro batch the
-//             scheduler waits on; the figure is the time from just before the publishing store to
-//             the scheduler's return, per wait policy, against a bare flag-polling loop. The
-//             producer publishes only once the waiter has announced that it is waiting (its
-//             first poll found nothing), so each figure is a wake-up, never a publish that beat
-//             the wait. Two regimes: the flags arrive at once ("hot": the waiter is still
+//             scheduler waits on; the figure is the time from just before the publishing stores to
+//             the scheduler's return, per wait policy, against a bare loop polling the same flags
+//             (median and p99 of each repetition's wake-ups; both threads pinned, a placement
+//             probe around each repetition). The producer publishes only once the waiter has
+//             announced that it is waiting (its first poll found nothing), so each figure is a
+//             wake-up, never a publish that beat the wait. Two regimes: the flags arrive at once ("hot": the waiter is still
 //             spinning) or after 1 ms (the waiter has reached its slowest stage).
 //  copy/<side>/A64_M3_BS256_K9  output bandwidth of one all-sync call on A=64, M=3, BS=256,
 //             K=9 (589,824 bytes of expert ids per call, plus the descriptor reset) against
@@ -17,6 +18,8 @@
 //             a bare polling loop (CLOCK_THREAD_CPUTIME_ID / wall time: 1.0 = one core).
 // The summary at the end prints each median with its 10th-90th percentile spread and the ratio to
 // its baseline. Two threads at most (the machines have 2 cores).
+
+#include "../channel/harness.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -140,16 +143,43 @@ struct Producer {
     }
 };
 
+// The q-quantile (0..1) of `v`, which it sorts; 0 when empty.
+double quantile_of(std::vector<double>& v, double q) {
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
 // `attach(producer)` connects the waiter's announcement to the producer; `wait_once(i)` blocks
-// until round `i`'s data is there and consumes it.
+// until round `i`'s data is there and consumes it. Besides the mean (the manual time), each
+// repetition reports the median and 99th percentile of its wake-ups (counters p50_us, p99_us):
+// one preemption of either thread, milliseconds on a 2-vCPU machine, moves the mean of a
+// repetition's sub-microsecond wake-ups several-fold and the median not at all.
 template <typename Attach, typename WaitOnce, typename Publish>
 void measure_latency(benchmark::State& state, const std::string& name, Attach&& attach,
                      WaitOnce&& wait_once, Publish&& publish) {
     const std::chrono::microseconds delay(state.range(0));
     Producer producer;
     attach(producer);
-    std::thread t([&] { producer.run(delay, publish); });
+    // Both threads pinned, a LineProbe between them before and after (counters line_before_ns,
+    // line_after_ns): a wake-up's latency is mostly one cache line's trip between the two vCPUs,
+    // which the host places near or far, so the report pairs only like placements.
+    const auto [waiter_cpu, producer_cpu] = ferry::bench::two_cpus();
+    const ferry::bench::PinnedToCpu pinned(waiter_cpu);
+    ferry::bench::LineProbe probe;
+    std::thread t([&, cpu = producer_cpu] {
+        const ferry::bench::PinnedToCpu producer_pinned(cpu);
+        (void)probe.follow();
+        producer.run(delay, publish);
+        (void)probe.follow();
+    });
+    ferry::bench::Placement placement;
+    placement.before_ns = probe.lead();
     auto& out = samples()["latency/" + name + (delay.count() == 0 ? "/hot" : "/after_1ms")];
+    std::vector<double> repetition;
+    repetition.reserve(static_cast<std::size_t>(state.max_iterations));
     std::int64_t i = 0;
     for (auto _ : state) {
         producer.round.store(i, std::memory_order_release);
@@ -157,10 +187,15 @@ void measure_latency(benchmark::State& state, const std::string& name, Attach&& 
         const double us = producer.latency_us(); // the flags' acquire orders the stamp before us
         state.SetIterationTime(us / 1e6);
         out.push_back(us);
+        repetition.push_back(us);
         ++i;
     }
     producer.done.store(true, std::memory_order_release);
+    placement.after_ns = probe.lead();
     t.join();
+    ferry::bench::record_placement(state, placement);
+    state.counters["p50_us"] = quantile_of(repetition, 0.5);
+    state.counters["p99_us"] = quantile_of(repetition, 0.99);
 }
 
 // A wait policy that tells the producer, at its first pause of each wait, that the scheduler is
@@ -194,23 +229,26 @@ void BM_latency_scheduler(benchmark::State& state, const char* name) {
         [&](std::int64_t i) { ffn.publish(static_cast<std::uint32_t>(i % 2)); });
 }
 
+// The quality bar's baseline: a bare loop polling the same flags — both sessions' descriptors of
+// the micro batch, in the same table, published by the same stores — and clearing them.
 void BM_latency_bare(benchmark::State& state) {
-    alignas(64) std::int32_t flags[2] = {0, 0};
+    Ffn ffn(Geometry{2, 2, 1, 1});
+    const FfnDescriptorTable table = ffn.table();
     Producer* announce_to = nullptr;
     measure_latency(
         state, "bare_poll", [&](Producer& producer) { announce_to = &producer; },
         [&](std::int64_t i) {
-            std::atomic_ref<std::int32_t> f(flags[i % 2]);
-            if (f.load(std::memory_order_acquire) != 1) {
+            const auto mb = static_cast<std::uint32_t>(i % 2);
+            const auto ready = [&] { return table.at(0, mb).ready() && table.at(1, mb).ready(); };
+            if (!ready()) {
                 announce_to->announce_waiting(); // as the schedulers' first pause does
-                while (f.load(std::memory_order_acquire) != 1) {
+                while (!ready()) {
                 }
             }
-            f.store(0, std::memory_order_relaxed);
+            table.at(0, mb).set_flag(0);
+            table.at(1, mb).set_flag(0);
         },
-        [&](std::int64_t i) {
-            std::atomic_ref<std::int32_t>(flags[i % 2]).store(1, std::memory_order_release);
-        });
+        [&](std::int64_t i) { ffn.publish(static_cast<std::uint32_t>(i % 2)); });
 }
 
 constexpr Geometry k_large{64, 3, 256, 9};
