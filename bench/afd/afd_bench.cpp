@@ -6,8 +6,9 @@
 //             (median and p99 of each repetition's wake-ups; both threads pinned, a placement
 //             probe around each repetition). The producer publishes only once the waiter has
 //             announced that it is waiting (its first poll found nothing), so each figure is a
-//             wake-up, never a publish that beat the wait. Two regimes: the flags arrive at once ("hot": the waiter is still
-//             spinning) or after 1 ms (the waiter has reached its slowest stage).
+//             wake-up, never a publish that beat the wait. Two regimes: the flags arrive at once
+//             ("hot": the waiter is still spinning) or after 1 ms (the waiter has reached its
+//             slowest stage).
 //  copy/<side>/A64_M3_BS256_K9  output bandwidth of one all-sync call on A=64, M=3, BS=256,
 //             K=9 (589,824 bytes of expert ids per call, plus the descriptor reset) against
 //             memcpy of the same bytes; also shown: memcpy followed by the memset the reset needs
