@@ -144,15 +144,6 @@ struct Producer {
     }
 };
 
-// The q-quantile (0..1) of `v`, which it sorts; 0 when empty.
-double quantile_of(std::vector<double>& v, double q) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
 // `attach(producer)` connects the waiter's announcement to the producer; `wait_once(i)` blocks
 // until round `i`'s data is there and consumes it. Besides the mean (the manual time), each
 // repetition reports the median and 99th percentile of its wake-ups (counters p50_us, p99_us):
@@ -195,8 +186,8 @@ void measure_latency(benchmark::State& state, const std::string& name, Attach&& 
     placement.after_ns = probe.lead();
     t.join();
     ferry::bench::record_placement(state, placement);
-    state.counters["p50_us"] = quantile_of(repetition, 0.5);
-    state.counters["p99_us"] = quantile_of(repetition, 0.99);
+    state.counters["p50_us"] = ferry::bench::quantile(repetition, 0.5);
+    state.counters["p99_us"] = ferry::bench::quantile(repetition, 0.99);
 }
 
 // A wait policy that tells the producer, at its first pause of each wait, that the scheduler is
