@@ -5,7 +5,9 @@
 // (docs/cann-contract/tdt.md#channel-capacity): the producer owns the write index, the consumer
 // the read index; each publishes its own with a release store (a LapIndex, so the counts come
 // free) and keeps a private copy of the other's, reloaded only when the copy says "full"
-// (producer) or "empty" (consumer), as rigtorp::SPSCQueue does. The cells hold bare items, packed.
+// (producer) or "empty" (consumer), as rigtorp::SPSCQueue does — and, unlike it, a private
+// copy of its own, so that it never loads the line the other side reloads from (below, at
+// Producer). The cells hold bare items, packed.
 //
 // Why a second ring next to SpscRing (spsc_ring.hpp): in a large ring the two sides rarely meet,
 // so a copy goes stale only once per batch of items; the consumer never writes a cell, so a cell
@@ -49,17 +51,18 @@ public:
     template <std::size_t Every, typename Sample>
     bool try_push(T& value, Sample&& sample) noexcept {
         static_assert(Every != 0 && (Every & (Every - 1)) == 0);
-        const std::size_t w = producer_.write.value.load(std::memory_order_relaxed);
+        const std::size_t w = producer_.local.write;
         const bool wraps = w + 1 == k_cells;
         const std::size_t next = wraps ? 0 : w + 1;
-        if (next == producer_.read_copy) {
+        if (next == producer_.local.read_copy) {
             // Acquire: the consumer's move out of that cell and its destruction happened before.
-            producer_.read_copy = consumer_.read.value.load(std::memory_order_acquire);
-            if (next == producer_.read_copy) {
+            producer_.local.read_copy = consumer_.read.value.load(std::memory_order_acquire);
+            if (next == producer_.local.read_copy) {
                 return false; // full
             }
         }
         cells_.construct(w, std::move(value));
+        producer_.local.write = next;
         producer_.write.publish(next, wraps); // hands the item over
         if ((next & (Every - 1)) == 0) {
             std::forward<Sample>(sample)([this] { return size(); });
@@ -73,17 +76,19 @@ public:
     // Consumer only. Calls consume(T&) with the oldest item, then destroys it.
     template <typename Consume>
     bool try_pop(Consume&& consume) noexcept {
-        const std::size_t r = consumer_.read.value.load(std::memory_order_relaxed);
-        if (r == consumer_.write_copy) {
-            consumer_.write_copy = producer_.write.value.load(std::memory_order_acquire);
-            if (r == consumer_.write_copy) {
+        const std::size_t r = consumer_.local.read;
+        if (r == consumer_.local.write_copy) {
+            consumer_.local.write_copy = producer_.write.value.load(std::memory_order_acquire);
+            if (r == consumer_.local.write_copy) {
                 return false; // empty
             }
         }
         std::forward<Consume>(consume)(cells_[r]);
         cells_.destroy(r);
         const bool wraps = r + 1 == k_cells;
-        consumer_.read.publish(wraps ? 0 : r + 1, wraps); // hands the cell back
+        const std::size_t next = wraps ? 0 : r + 1;
+        consumer_.local.read = next;
+        consumer_.read.publish(next, wraps); // hands the cell back
         return true;
     }
 
@@ -101,15 +106,25 @@ public:
 private:
     static constexpr std::size_t k_cells = Capacity + 1; // one always free: full != empty
 
-    // Each side's published index, then its private copy of the other's on a line of its own:
-    // refreshing a copy never takes the line the other side polls.
+    // Each side's published index, then, on a line of its own, its private copy of that index
+    // and of the other side's. The fast path reads only the private line: the published one is
+    // written there but never read back, because the other side pulls it away whenever its
+    // copy runs out, and a load from it would then wait for the line's trip back (a store
+    // does not wait: the store buffer hides it); refreshing a copy never takes the line the
+    // other side polls.
     struct Producer {
         LapIndex write;
-        alignas(k_false_sharing_range) std::size_t read_copy = 0;
+        struct alignas(k_false_sharing_range) {
+            std::size_t write = 0;
+            std::size_t read_copy = 0;
+        } local;
     };
     struct Consumer {
         LapIndex read;
-        alignas(k_false_sharing_range) std::size_t write_copy = 0;
+        struct alignas(k_false_sharing_range) {
+            std::size_t read = 0;
+            std::size_t write_copy = 0;
+        } local;
     };
 
     SlotStorage<T> cells_;
