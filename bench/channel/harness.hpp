@@ -27,9 +27,13 @@ using clock = std::chrono::steady_clock;
 // Retries `attempt` until it succeeds: a few CPU pauses, then a yield, so that a spinning side
 // does not burn its whole time slice while the other side waits for a CPU (the bench machines
 // have 2 shared cores). ferry and its baselines spin through this same loop.
+// Each thread counts its failed attempts in `spin_retries` (read by transfer_seconds).
+inline thread_local std::uint64_t spin_retries = 0;
+
 template <typename Attempt>
 void spin_until(Attempt attempt) {
     for (unsigned tries = 1; !attempt(); ++tries) {
+        ++spin_retries;
         if (tries % 64 == 0) {
             std::this_thread::yield();
         } else {
@@ -213,6 +217,18 @@ struct Placement {
     double after_ns = std::numeric_limits<double>::quiet_NaN();
 };
 
+// Failed attempts of spin_until per message over the timed part, on each side: how often the
+// producer found the queue full and the consumer found it empty (docs/performance/channel.md).
+struct Retries {
+    double send_per_item = 0;
+    double receive_per_item = 0;
+};
+
+inline void record_retries(benchmark::State& state, const Retries& retries) {
+    state.counters["send_retries_per_item"] = retries.send_per_item;
+    state.counters["receive_retries_per_item"] = retries.receive_per_item;
+}
+
 // Stores each measured probe of a placement as the iteration's counter (none not measured).
 inline void record_placement(benchmark::State& state, const Placement& placement) {
     if (!std::isnan(placement.before_ns)) {
@@ -234,22 +250,25 @@ inline void record_placement(benchmark::State& state, const Placement& placement
 // message would show.
 // With `placement`, a LineProbe runs between the two threads before and after the timed part;
 // the time ends when the consumer reports its last receive (a flag), before the after-probe.
+// With `retries`, the two sides' spin_until failures over the timed part, per message.
 template <typename Send, typename Receive>
 double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& checksum_ok,
-                        Placement* placement = nullptr) {
+                        Placement* placement = nullptr, Retries* retries = nullptr) {
     const std::uint64_t warmup = n / 4;
     std::atomic<bool> warm{false};
     std::atomic<bool> done{false};
     std::uint64_t warm_sum = 0;
     std::uint64_t sum = 0;
+    std::uint64_t receive_retries = 0;
     LineProbe probe;
     const auto cpus = two_cpus();
     const PinnedToCpu producer_cpu(cpus.first);
     // The consumer works on its own copy of `receive` and of the counts: reading them through
     // references into this (the producer's) stack frame would share lines with the producer's
     // own variables on every message.
-    std::thread consumer([&warm, &done, &warm_sum, &sum, &probe, probed = placement != nullptr,
-                          receive, warmup, n, cpu = cpus.second]() mutable {
+    std::thread consumer([&warm, &done, &warm_sum, &sum, &receive_retries, &probe,
+                          probed = placement != nullptr, receive, warmup, n,
+                          cpu = cpus.second]() mutable {
         const PinnedToCpu consumer_cpu(cpu);
         // Sums in registers, stored once at the end: a store per message into this (the
         // producer's) stack frame would share a line with the producer's own variables.
@@ -263,10 +282,12 @@ double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& check
         }
         warm.store(true, std::memory_order_release);
         local = 0;
+        const std::uint64_t retries_before = spin_retries;
         for (std::uint64_t i = 0; i < n; ++i) {
             local += receive();
         }
         sum = local;
+        receive_retries = spin_retries - retries_before;
         done.store(true, std::memory_order_release);
         if (probed) {
             (void)probe.follow();
@@ -281,10 +302,12 @@ double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& check
     while (!warm.load(std::memory_order_acquire)) {
         ferry::detail::cpu_relax();
     }
+    const std::uint64_t send_retries_before = spin_retries;
     const auto start = clock::now();
     for (std::uint64_t i = 0; i < n; ++i) {
         send(i);
     }
+    const std::uint64_t send_retries = spin_retries - send_retries_before;
     while (!done.load(std::memory_order_acquire)) {
         ferry::detail::cpu_relax();
     }
@@ -293,6 +316,10 @@ double transfer_seconds(std::uint64_t n, Send send, Receive receive, bool& check
         placement->after_ns = probe.lead();
     }
     consumer.join();
+    if (retries != nullptr && n != 0) {
+        retries->send_per_item = static_cast<double>(send_retries) / static_cast<double>(n);
+        retries->receive_per_item = static_cast<double>(receive_retries) / static_cast<double>(n);
+    }
     checksum_ok = checksum_ok && sum == n * (n - 1) / 2 &&
                   warm_sum == (warmup == 0 ? 0 : warmup * (warmup - 1) / 2);
     return std::chrono::duration<double>(stop - start).count();
@@ -351,7 +378,7 @@ inline double quantile(std::vector<double>& samples, double q) {
 // (transfer_seconds): try_send / try_receive spinning, or (Blocking) send / receive.
 template <bool Blocking, typename Channel>
 double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok,
-                                Placement* placement = nullptr) {
+                                Placement* placement = nullptr, Retries* retries = nullptr) {
     const auto send = [&ch](std::uint64_t v) {
         if constexpr (Blocking) {
             (void)ch.send(std::move(v));
@@ -372,7 +399,7 @@ double channel_transfer_seconds(Channel& ch, std::uint64_t n, bool& checksum_ok,
             return v;
         }
     };
-    return transfer_seconds(n, send, receive, checksum_ok, placement);
+    return transfer_seconds(n, send, receive, checksum_ok, placement, retries);
 }
 
 } // namespace ferry::bench

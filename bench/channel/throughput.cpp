@@ -21,6 +21,8 @@ using ferry::bench::channel_transfer_seconds;
 using ferry::bench::LockedQueue;
 using ferry::bench::Placement;
 using ferry::bench::record_placement;
+using ferry::bench::record_retries;
+using ferry::bench::Retries;
 using ferry::bench::round_trip_seconds;
 using ferry::bench::spin_until;
 using ferry::bench::transfer_seconds;
@@ -51,9 +53,11 @@ void nonblocking_ferry(benchmark::State& state) {
     for (auto _ : state) {
         const auto ch = std::make_unique<ferry::Channel<std::uint64_t, C>>();
         Placement placement;
+        Retries retries;
         state.SetIterationTime(
-            channel_transfer_seconds<false>(*ch, k_nonblocking_messages, ok, &placement));
+            channel_transfer_seconds<false>(*ch, k_nonblocking_messages, ok, &placement, &retries));
         record_placement(state, placement);
+        record_retries(state, retries);
     }
     finish(state, k_nonblocking_messages, ok);
 }
@@ -64,6 +68,7 @@ void nonblocking_boost(benchmark::State& state) {
     for (auto _ : state) {
         auto q = std::make_unique<raw_spsc<C>>();
         Placement placement;
+        Retries retries;
         state.SetIterationTime(transfer_seconds(
             k_nonblocking_messages,
             [&](std::uint64_t v) { spin_until([&] { return q->push(v); }); },
@@ -72,8 +77,9 @@ void nonblocking_boost(benchmark::State& state) {
                 spin_until([&] { return q->pop(v); });
                 return v;
             },
-            ok, &placement));
+            ok, &placement, &retries));
         record_placement(state, placement);
+        record_retries(state, retries);
     }
     finish(state, k_nonblocking_messages, ok);
 }
