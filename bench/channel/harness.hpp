@@ -24,12 +24,12 @@ namespace ferry::bench {
 
 using clock = std::chrono::steady_clock;
 
+// The failed attempts of spin_until on this thread so far (transfer_seconds reports them).
+inline thread_local std::uint64_t spin_retries = 0;
+
 // Retries `attempt` until it succeeds: a few CPU pauses, then a yield, so that a spinning side
 // does not burn its whole time slice while the other side waits for a CPU (the bench machines
 // have 2 shared cores). ferry and its baselines spin through this same loop.
-// Each thread counts its failed attempts in `spin_retries` (read by transfer_seconds).
-inline thread_local std::uint64_t spin_retries = 0;
-
 template <typename Attempt>
 void spin_until(Attempt attempt) {
     for (unsigned tries = 1; !attempt(); ++tries) {
