@@ -7,10 +7,13 @@ docs/performance/channel.md.
     python3 tools/bench_channel_plot.py channel.json docs/performance
     python3 tools/bench_channel_plot.py --self-test   # the placement rule on made-up runs
 
-Benchmarks are named <measure>/<ferry|baseline>/<parameter>. With random interleaving, Google
-Benchmark runs repetition i of every benchmark in the same round, so each ferry repetition is
-paired with the baseline repetition of the same index and the ratio is taken per pair; the table
-shows the median ratio and its spread (interquartile range, and min..max) over the pairs.
+Benchmarks are named <measure>/<ferry|baseline>/<parameter>. Each ferry repetition is paired
+with the baseline repetition of the same index and the ratio is taken per pair; the table shows
+the median ratio and its spread (interquartile range, and min..max) over the pairs. The index
+must name a round: --run (run_recorded) runs an interleaved run of N repetitions as N rounds,
+one process each with one repetition of every benchmark in random order, and numbers the
+repetitions by round. Google Benchmark's own interleaving (1.7) shuffles all the repetitions of
+all the benchmarks together, so its repetition i of two benchmarks can be minutes apart.
 Prints the Markdown table on stdout; writes channel.png into the output folder (needs
 matplotlib: the Debian package python3-matplotlib, i.e. /usr/bin/python3 on the bench machines).
 
@@ -114,11 +117,60 @@ def load_runs(path):
     return runs
 
 
+def flag_value(command, flag):
+    """The value of the last `--flag=value` in `command`, or None."""
+    values = [a.split("=", 1)[1] for a in command if a.startswith(f"--{flag}=")]
+    return values[-1] if values else None
+
+
+def rounds_of(command):
+    """How many rounds an interleaved run of `command` takes: its --benchmark_repetitions when
+    --benchmark_enable_random_interleaving is on and more than one repetition is asked for;
+    None when the command is run as it is."""
+    interleaved = flag_value(command, "benchmark_enable_random_interleaving") in ("true", "1", "yes")
+    repetitions = int(flag_value(command, "benchmark_repetitions") or 1)
+    return repetitions if interleaved and repetitions > 1 else None
+
+
+def merge_rounds(rounds):
+    """One Google Benchmark JSON from the JSONs of rounds run one after another, each holding one
+    repetition of every benchmark in the order it ran: a run's repetition_index becomes its
+    round, round_position its place in that round (both sides of a pair ran in the same round)."""
+    merged = {"context": dict(rounds[0].get("context", {})), "benchmarks": []}
+    merged["context"]["rounds"] = len(rounds)
+    for index, data in enumerate(rounds):
+        for position, run in enumerate(r for r in data["benchmarks"] if r.get("run_type") != "aggregate"):
+            merged["benchmarks"].append(dict(run, repetition_index=index, round_position=position,
+                                             repetitions=len(rounds)))
+    return merged
+
+
+def run_rounds(command, rounds, out_json):
+    """Runs `command` `rounds` times, each a round of one repetition of every benchmark in random
+    order (its own process), and writes the merged JSON (merge_rounds) to out_json."""
+    keep = [a for a in command if not a.startswith(("--benchmark_repetitions=", "--benchmark_out",
+                                                    "--benchmark_enable_random_interleaving="))]
+    round_json = Path(str(out_json) + ".round")
+    results = []
+    for _ in range(rounds):
+        subprocess.run(keep + ["--benchmark_repetitions=1", "--benchmark_enable_random_interleaving=true",
+                               f"--benchmark_out={round_json}", "--benchmark_out_format=json"], check=True)
+        results.append(json.loads(round_json.read_text()))
+    round_json.unlink()
+    Path(out_json).write_text(json.dumps(merge_rounds(results)))
+
+
 def run_recorded(command, out_json):
     """Runs a benchmark binary (a list: the program and its arguments), writing its JSON to
-    out_json, and stores /proc/loadavg from before and after the run in the JSON's context."""
+    out_json, and stores /proc/loadavg from before and after the run in the JSON's context. An
+    interleaved run of several repetitions is run in rounds (run_rounds), so that repetition i
+    of every benchmark ran in round i."""
     before = Path("/proc/loadavg").read_text().strip()
-    subprocess.run(command + [f"--benchmark_out={out_json}", "--benchmark_out_format=json"], check=True)
+    rounds = rounds_of(command)
+    if rounds:
+        run_rounds(command, rounds, out_json)
+    else:
+        subprocess.run(command + [f"--benchmark_out={out_json}", "--benchmark_out_format=json"], check=True)
     after = Path("/proc/loadavg").read_text().strip()
     data = json.loads(Path(out_json).read_text())
     data.setdefault("context", {}).update({"loadavg_before": before, "loadavg_after": after})
@@ -362,7 +414,7 @@ def plot(rows, out_dir, file_name="channel.png", width=10):
 
 
 def self_test():
-    """Checks the placement rule on made-up runs: exits 0 when every case holds."""
+    """Checks the placement, verdict and round rules on made-up runs: exits 0 when every case holds."""
     def run(rate, *probes):
         r = {"items_per_second": rate}
         r.update(zip(PLACEMENT_PROBES, probes))
@@ -402,9 +454,20 @@ def self_test():
     row = compare(strict, "p", {"ours": ours, "theirs": theirs}, list(range(10)))
     check("median over its target", row["verdict"], "met")
     check("target cell", goal_text(row), ">= 1.0x, median >= 1.2x")
+    # Rounds: repetition i of every benchmark is the one that ran in round i.
+    check("rounds asked for", rounds_of(["b", "--benchmark_repetitions=5",
+                                         "--benchmark_enable_random_interleaving=true"]), 5)
+    check("not interleaved: run as is", rounds_of(["b", "--benchmark_repetitions=5"]), None)
+    check("one repetition: run as is", rounds_of(["b", "--benchmark_enable_random_interleaving=true"]), None)
+    one_round = lambda *names: {"context": {"date": "d"}, "benchmarks": [
+        {"run_name": n, "run_type": "iteration", "repetition_index": 0} for n in names]}
+    merged = merge_rounds([one_round("a", "b"), one_round("b", "a")])
+    check("merged rounds", [(r["run_name"], r["repetition_index"], r["round_position"])
+                            for r in merged["benchmarks"]], [("a", 0, 0), ("b", 0, 1), ("b", 1, 0), ("a", 1, 1)])
+    check("rounds in the context", merged["context"], {"date": "d", "rounds": 2})
     for failure in failures:
         print(failure, file=sys.stderr)
-    print(f"placement and verdict rules: {len(cases) - len(failures)} of {len(cases)} cases hold")
+    print(f"placement, verdict and round rules: {len(cases) - len(failures)} of {len(cases)} cases hold")
     return 1 if failures else 0
 
 

@@ -14,16 +14,15 @@ table is printed, its verdicts are not (they read "loaded").
 
 The pairing, the ratio table and the verdict rule are tools/bench_channel_plot.py's (imported,
 with the comparisons below): repetition i of a measured side is divided by repetition i of its
-baseline, both from the same round of the interleaved run; met = at least 90 % of at least 10
-pairs meet the target. Prints the load average Google Benchmark recorded at the start, the
-ratio table (when ferry's rows ran), then every benchmark's own median with its spread, so the
-raw baselines show even before ferry's rows exist. Exits 1 when any run reports error_occurred
+baseline, both from round i of the run (--run runs the repetitions in rounds); met = at least
+90 % of at least 10 pairs meet the target. Prints the load average recorded at the start, the ratio
+table (when ferry's rows ran), then every benchmark's own median with its spread, so the raw
+baselines show even before ferry's rows exist. Exits 1 when any run reports error_occurred
 (a lost, duplicated or torn message, a peer that failed): that run is void, never a gap.
 """
 
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -133,22 +132,13 @@ CONNECT = Comparison("connect", "ferry", "raw", "connect (p50): Node::connect wi
 COMPARISONS.append(CONNECT)
 
 
-def read_loadavg():
-    """/proc/loadavg's 1, 5 and 15-minute figures."""
-    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-
-
-def run_bench(bench, args):
-    """Runs bench-net with DEFAULT_RUN then `args` (a later flag wins), /proc/loadavg read
-    before and after and written into the JSON's context; returns the JSON's path."""
+def run_bench(binary, args):
+    """Runs bench-net with DEFAULT_RUN then `args` (a later flag wins) through
+    bench_channel_plot.run_recorded (in rounds, /proc/loadavg before and after in the JSON's
+    context); returns the JSON's path."""
     args = DEFAULT_RUN + args
-    out = [a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out=")][-1]
-    before = read_loadavg()
-    subprocess.run([bench] + args, check=True)
-    after = read_loadavg()
-    data = json.loads(Path(out).read_text())
-    data.setdefault("context", {}).update({"loadavg_before": before, "loadavg_after": after})
-    Path(out).write_text(json.dumps(data, indent=2))
+    out = bench.flag_value(args, "benchmark_out")
+    bench.run_recorded([binary] + [a for a in args if not a.startswith("--benchmark_out")], out)
     return out
 
 

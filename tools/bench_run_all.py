@@ -5,11 +5,12 @@ machine as quiet as it gets, and writes one JSON per area into OUT_DIR.
     python3 tools/bench_run_all.py BUILD_DIR OUT_DIR [AREA ...]
     python3 tools/bench_report.py OUT_DIR --write docs/performance.md
 
-AREA is any of the names below (default: all). Each run has 10 repetitions with random
-interleaving (20 for the counters, whose pairs differ by less; 40 for ipc and 30 for channel
-and net, whose pairs count only where both sides ran in the same placement of the two CPUs,
-about half of them on this VM: bench_channel_plot's "Placement"), goes through
-bench_channel_plot.run_recorded (so /proc/loadavg before and after is in the JSON's context),
+AREA is any of the names below (default: all). Each run has 10 interleaved repetitions (20 for
+the counters, whose pairs differ by less; 40 for ipc and 30 for channel and net, whose pairs
+count only where both sides ran in the same placement of the two CPUs: bench_channel_plot's
+"Placement"), goes through bench_channel_plot.run_recorded (so it runs in rounds, one process
+per round with one repetition of every benchmark in random order, and /proc/loadavg before and
+after is in the JSON's context),
 and starts only once the 1-minute load average is at or below bench_channel_plot.LOADED_ABOVE —
 it waits up to WAIT_LIMIT seconds for that, then runs anyway and the report labels the run
 loaded. Areas whose binary is not built (no UCX: no bench-net) are skipped with a note.
