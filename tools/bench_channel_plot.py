@@ -2,10 +2,10 @@
 """Turns bench-channel's Google Benchmark JSON into the ratio table and plot of
 docs/performance/channel.md.
 
-    bench-channel --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
-        --benchmark_format=json > channel.json
-    python3 tools/bench_channel_plot.py channel.json docs/performance
-    python3 tools/bench_channel_plot.py --self-test   # the placement rule on made-up runs
+    python3 tools/bench_channel_plot.py --run build/bench/channel/bench-channel \
+        --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true -- channel.json docs/performance
+    python3 tools/bench_channel_plot.py channel.json docs/performance   # a JSON written before
+    python3 tools/bench_channel_plot.py --self-test   # the placement, verdict and round rules
 
 Benchmarks are named <measure>/<ferry|baseline>/<parameter>. Each ferry repetition is paired
 with the baseline repetition of the same index and the ratio is taken per pair; the table shows
@@ -13,7 +13,7 @@ the median ratio and its spread (interquartile range, and min..max) over the pai
 must name a round: --run (run_recorded) runs an interleaved run of N repetitions as N rounds,
 one process each with one repetition of every benchmark in random order, and numbers the
 repetitions by round. Google Benchmark's own interleaving (1.7) shuffles all the repetitions of
-all the benchmarks together, so its repetition i of two benchmarks can be minutes apart.
+all the benchmarks together, so its repetition i of two benchmarks can lie far apart in a run.
 Prints the Markdown table on stdout; writes channel.png into the output folder (needs
 matplotlib: the Debian package python3-matplotlib, i.e. /usr/bin/python3 on the bench machines).
 

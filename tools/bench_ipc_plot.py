@@ -3,7 +3,7 @@
 
     python3 tools/bench_ipc_plot.py --run build/bench/ipc/bench-ipc --benchmark_repetitions=10 \\
         --benchmark_enable_random_interleaving=true -- ipc.json docs/performance
-    (or bench-ipc ... --benchmark_out=ipc.json, then: python3 tools/bench_ipc_plot.py ipc.json docs/performance)
+    (then, for the JSON written: python3 tools/bench_ipc_plot.py ipc.json docs/performance)
 
 The pairing, the ratio table and the verdict rule are tools/bench_channel_plot.py's (imported,
 with the comparisons below): repetition i of a measured side is divided by repetition i of its
