@@ -152,11 +152,14 @@ def run_rounds(command, rounds, out_json):
                                                     "--benchmark_enable_random_interleaving="))]
     round_json = Path(str(out_json) + ".round")
     results = []
-    for _ in range(rounds):
-        subprocess.run(keep + ["--benchmark_repetitions=1", "--benchmark_enable_random_interleaving=true",
-                               f"--benchmark_out={round_json}", "--benchmark_out_format=json"], check=True)
-        results.append(json.loads(round_json.read_text()))
-    round_json.unlink()
+    try:
+        for _ in range(rounds):
+            subprocess.run(keep + ["--benchmark_repetitions=1", "--benchmark_enable_random_interleaving=true",
+                                   f"--benchmark_out={round_json}", "--benchmark_out_format=json"],
+                           check=True)
+            results.append(json.loads(round_json.read_text()))
+    finally:
+        round_json.unlink(missing_ok=True)
     Path(out_json).write_text(json.dumps(merge_rounds(results)))
 
 
