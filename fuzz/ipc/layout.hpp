@@ -124,11 +124,12 @@ static_assert(sizeof(detail::SpscControl) == 7 * detail::k_ring_line &&
               "SpscControl changed: list its new words in k_spsc_fields");
 inline constexpr std::size_t k_spsc_next_watch_at = k_spsc_fields[15].offset;
 static_assert(k_spsc_next_watch_at == k_payload_at + offsetof(detail::SpscControl, next_watch_ns));
-// Its cells follow the control block, packed, without a turn word (stride: the item's size
-// rounded up to 8 bytes).
+// Its cells follow the control block, each its turn word and then the item (stride: the two
+// together, a power of two up to a line, else rounded up to 8 bytes).
 inline constexpr std::size_t k_spsc_cells_at = k_payload_at + sizeof(detail::SpscControl);
 inline constexpr std::size_t spsc_cell_stride(std::size_t cell_bytes) {
-    return (cell_bytes + 7) / 8 * 8;
+    const std::size_t bytes = sizeof(std::uint64_t) + cell_bytes;
+    return bytes <= detail::k_ring_line ? std::bit_ceil(bytes) : (bytes + 7) / 8 * 8;
 }
 
 // A SharedWindow's header: the owner's base, the size, the doorbell's two words, published.

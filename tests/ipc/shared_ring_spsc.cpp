@@ -28,7 +28,7 @@ constexpr auto k_never = Clock::time_point::max();
 class Fixture {
 public:
     explicit Fixture(std::size_t capacity, std::size_t cell_bytes = sizeof(std::uint64_t))
-        : bytes_(Ring::bytes_for(capacity, cell_bytes)) {
+        : bytes_(Ring::bytes_for(capacity, cell_bytes)), capacity_(capacity) {
         REQUIRE(bytes_ > 0);
         memory_ =
             ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -45,12 +45,19 @@ public:
 
     std::span<std::byte> span() const { return {static_cast<std::byte*>(memory_), bytes_}; }
     detail::SpscControl& words() const { return *static_cast<detail::SpscControl*>(memory_); }
+    // The turn of cell `index`: each cell's first word, the cells after the control block.
+    std::uint64_t& turn(std::size_t index) const {
+        const std::size_t stride = (bytes_ - sizeof(detail::SpscControl)) / capacity_;
+        return *reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(memory_) +
+                                                 sizeof(detail::SpscControl) + index * stride);
+    }
 
     Ring sender;
     Ring receiver;
 
 private:
     std::size_t bytes_;
+    std::size_t capacity_;
     void* memory_ = nullptr;
 };
 
@@ -202,11 +209,30 @@ TEST_CASE("ipc spsc ring: counters a peer rewrites make the ring lost or keep it
     Fixture f(4);
     auto& words = f.words();
     std::uint64_t got = 0;
-    SECTION("a tail more than capacity ahead of the head") {
+    SECTION("a tail more than capacity ahead of the head: the sender finds it") {
         scribble(words.tail, std::uint64_t{1000});
+        CHECK(send(f.sender, 1) == Status::peer_lost);
+        CHECK(f.receiver.lost());
         CHECK(receive(f.receiver, got) == Status::peer_lost);
+    }
+    SECTION("a tail more than capacity ahead of the head: a receive about to park finds it") {
+        scribble(words.tail, std::uint64_t{1000});
+        // A receive that does not wait looks at the head's cell only (never at the tail, the
+        // sender's line): nothing there, and nothing changed.
+        CHECK(receive(f.receiver, got) == Status::empty);
+        CHECK_FALSE(f.receiver.lost());
+        CHECK(receive(f.receiver, got, Clock::now() + 5s, true) == Status::peer_lost);
         CHECK(f.sender.lost());
         CHECK(send(f.sender, 1) == Status::peer_lost);
+    }
+    SECTION("a tail rolled back behind the head: a receive about to park finds it") {
+        REQUIRE(send(f.sender, 5) == Status::ok);
+        scribble(words.tail, std::uint64_t{0});
+        // The item's turn says it is there: it is delivered (the tail is not the receiver's).
+        REQUIRE(receive(f.receiver, got) == Status::ok);
+        CHECK(got == 5);
+        CHECK(receive(f.receiver, got, Clock::now() + 5s, true) == Status::peer_lost);
+        CHECK(f.sender.lost());
     }
     SECTION("a head ahead of the tail") {
         scribble(words.head, std::uint64_t{100});
@@ -243,9 +269,9 @@ TEST_CASE("ipc spsc ring: counters a peer rewrites make the ring lost or keep it
             CHECK(got == i);
         }
     }
-    SECTION("a tail rolled back: the receiver sees nothing and its timed wait ends on time") {
+    SECTION("a turn rolled back: the receiver sees nothing and its timed wait ends on time") {
         REQUIRE(send(f.sender, 5) == Status::ok);
-        scribble(words.tail, std::uint64_t{0});
+        scribble(f.turn(0), std::uint64_t{0});
         std::string why;
         auto fresh =
             Ring::attach(f.span(), 4, sizeof(std::uint64_t), detail::RingPolicy::spsc, &why);

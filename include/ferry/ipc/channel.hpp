@@ -200,7 +200,8 @@ private:
     using Ring = detail::ring_for<Policy::multi_producer>;
     // The layout tag's version: an spsc channel's is its ring's format + 1 (version 1 was
     // Vyukov's ring for both policies; 2 SpscSharedRing with the seq_cst wake; 3 the asymmetric
-    // wake), so a peer of an older build, whose waits would miss a wake, is refused. An mpmc
+    // wake; 4 a turn per cell), so a peer of an older build, whose waits would miss a wake or
+    // whose cells are laid out otherwise, is refused. An mpmc
     // channel's is Vyukov's ring's format (2: small items packed next to their turns); the
     // policy is in the hash as well.
     static constexpr std::uint32_t k_ring_format =

@@ -5,42 +5,50 @@
 //
 // The in-place API and every answer are SharedRing's (shared_ring.hpp) — claim / publish,
 // acquire / release, stop, lost, size, clear, blocked, watch — except that a claim is invisible
-// to the receiver until it is published (there is no "pending head": a sender that dies between
-// claim and publish leaves the ring as it was, and the receiver learns of the death from the
-// peers it watches, within about one k_watch_slice).
+// to the receiver until it is published (there is no "pending head": a sender that dies before
+// its publish has stored the cell's turn leaves the receiver nothing to see, and the receiver
+// learns of the death from the peers it watches, within about one k_watch_slice).
 //
-// Algorithm: a Lamport ring on two shared counters. `tail` (positions published) is written by
-// the sender only, `head` (positions released) by the receiver only, each with a plain store;
-// a position names cell `position % capacity` of this process's PRIVATE capacity (a mask when
-// that is a power of two). Each handle keeps, per side, the other side's counter as last
-// loaded, and loads it again only when its copy says full (sender; or, while the sender samples
-// the depth for the counters, 64 positions after its last load) or empty (receiver) — so while
-// the ring is neither, an operation touches no line the other side writes, except the cell it
-// hands over. No CAS, no RMW on the fast path, which is inline and answers only ok; every other
+// Algorithm: a Lamport ring on two shared counters, with a turn per cell. `tail` (positions
+// published) is written by the sender only, `head` (positions released) by the receiver only,
+// each with a plain store; a position names cell `position % capacity` of this process's PRIVATE
+// capacity (a mask when that is a power of two). The sender publishes position p by storing the
+// tail, then the cell's turn, p + 1; the receiver takes cell p when its turn says p + 1, so it
+// learns of an item from the item's own line and never reads the tail on its way: a hand-off
+// moves the cell's line and nothing else (the tail's line stays with the sender, the head's with
+// the receiver). The sender keeps the head as last loaded and loads it again only when its copy
+// says full (or, while it samples the depth for the counters, 64 positions after its last
+// load). No CAS, no RMW on the fast path, which is inline and answers only ok; every other
 // answer comes from the out-of-line *_slow path, which decides again from fresh loads.
 //
 // Sleeping: per event (items for receivers, slots for senders) a `parked` flag and a futex word
 // on one line. A waiter reads the word (its key), sets the flag, re-checks its condition and
-// sleeps on the key; a notifier stores its counter and then loads the flag, and only when it
-// finds the flag set clears it, bumps the word and wakes (FutexScope::shared). The waiter's flag
-// store and counter load against the notifier's counter store and flag load are the pair that
+// sleeps on the key; a notifier stores the word its waiter re-checks (a sender the cell's turn, a
+// receiver the head) and then loads the flag, and only when it finds the flag set clears it,
+// bumps the word and wakes (FutexScope::shared). The waiter's flag store and re-check against
+// the notifier's store and flag load are the pair that
 // rules out a lost wake; where membarrier is available the waiter pays for it alone (a
 // membarrier between its two) and the notifier's store is a plain release store
 // (shared_ring_fence.hpp has the argument and the fallback, seq_cst on both sides). A waiter does
 // not clear its flag when it leaves (a second waiter could be relying on it): a stale flag costs
 // the next notifier one empty wake.
 //
-// Trust (the rule at the top of segment_header.hpp): each counter is loaded once per decision
-// into a local; a pair whose distance is above the private capacity (a peer rewrote one, or
-// broke the one-sender rule) makes the ring lost; cell addresses come from the private
+// Trust (the rule at the top of segment_header.hpp): each counter and turn is loaded once per
+// decision into a local; a pair of counters whose distance is above the private capacity (a
+// peer rewrote one, or broke the one-sender rule) makes the ring lost — the sender checks the
+// pair whenever it loads the head, the receiver each time it is about to park (never while it
+// polls, which would take the tail's line from the sender); a turn is only ever compared for
+// equality with the position the receiver expects. Cell addresses come from the private
 // capacity and stride only. Waits are sliced by k_watch_slice and bounded by the caller's
-// deadline, so a peer that stops moving a counter can delay nobody beyond it.
+// deadline, so a peer that stops moving a counter or a turn can delay nobody beyond it.
 //
-// Layout: SpscControl, then capacity cells of cell_bytes rounded up to 8 bytes, packed (no
-// per-cell header: eight 64-bit items share a line, as in boost::lockfree::spsc_queue).
+// Layout: SpscControl, then capacity cells, each its turn (8 bytes) and then the item's bytes:
+// a cell of at most 56 bytes is packed in 16, 32 or 64 bytes, so none straddles a line (four
+// 8-byte items share a line); a larger one takes its bytes rounded up to 8.
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cstddef>
@@ -63,8 +71,9 @@ namespace ferry::ipc::detail {
 
 inline constexpr std::uint64_t k_spsc_ring_magic = 0x4353505359525245ULL; // "ERRYSPSC"
 // Bump on layout or protocol changes; 2: the asymmetric wake (shared_ring_fence.hpp), which a
-// waiter of format 1 (no membarrier) would not see.
-inline constexpr std::uint32_t k_spsc_ring_format = 2;
+// waiter of format 1 (no membarrier) would not see; 3: a turn per cell (the receiver reads
+// turns, not the tail).
+inline constexpr std::uint32_t k_spsc_ring_format = 3;
 
 // The ring's words in shared memory (layout only; see SharedRing's RingControl). Each word one
 // side writes in steady state has its own line.
@@ -118,24 +127,20 @@ public:
         }
         return claim_slow(c, deadline, may_wait, peers);
     }
+    // The tail first, so the tail is never behind a turn the receiver can see; the turn is the
+    // notifier's store (a waiter re-checks turns).
     void publish(const Claim& c) noexcept {
-        store_and_notify(control_->tail, c.position + 1, control_->receiver_parked,
+        ring_ref(control_->tail).store(c.position + 1, std::memory_order_release);
+        store_and_notify(turn_of(c.position), c.position + 1, control_->receiver_parked,
                          control_->items_word);
     }
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
         const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-        if ((load_state() & k_lost) == 0) [[likely]] {
-            std::uint64_t tail = receiver_.other;
-            if (tail - head - 1 >= capacity_) { // empty by the copy (or a stale copy)
-                tail = ring_ref(control_->tail).load(std::memory_order_seq_cst);
-            }
-            if (tail - head - 1 < capacity_) [[likely]] { // 1..capacity items ready
-                receiver_.other = tail;
-                c = Claim{head, cell_at(head)};
-                return Status::ok;
-            }
+        if ((load_state() & k_lost) == 0 && ready(head)) [[likely]] {
+            c = Claim{head, cell_at(head)};
+            return Status::ok;
         }
         return acquire_slow(c, deadline, may_wait, peers);
     }
@@ -188,10 +193,8 @@ private:
     static constexpr std::uint32_t k_stopped = 1;
     static constexpr std::uint32_t k_lost = 2;
 
-    // One side's private state: the other side's counter as last loaded, and (the sender's)
-    // how far past it the fast path may go before it reloads it: the capacity, or less while it
-    // samples the depth (a sender and a receiver thread of one process may share a handle's
-    // owner, so the two are a line apart, see gap_).
+    // The sender's private state: the head as last loaded, and how far past it the fast path
+    // may go before it reloads it: the capacity, or less while it samples the depth.
     struct Side {
         std::uint64_t other = 0;
         std::uint64_t room = 0;
@@ -205,8 +208,10 @@ private:
         sender_.room = capacity_;
     }
 
+    static constexpr std::size_t k_turn_bytes = sizeof(std::uint64_t);
     static std::size_t stride_for(std::size_t cell_bytes) noexcept {
-        return (cell_bytes + 7) / 8 * 8;
+        const std::size_t bytes = k_turn_bytes + cell_bytes;
+        return bytes <= k_ring_line ? std::bit_ceil(bytes) : (bytes + 7) / 8 * 8;
     }
     std::uint32_t load_state() const noexcept {
         return ring_ref(control_->state).load(std::memory_order_acquire);
@@ -215,9 +220,21 @@ private:
     // The cell of `position`, from the private capacity and stride only (a mask when the
     // capacity is a power of two, else a division).
     std::byte* cell_at(std::uint64_t position) const noexcept {
+        return slot_at(position) + k_turn_bytes;
+    }
+    std::uint64_t& turn_of(std::uint64_t position) const noexcept {
+        return *std::launder(reinterpret_cast<std::uint64_t*>(slot_at(position)));
+    }
+    std::byte* slot_at(std::uint64_t position) const noexcept {
         const std::uint64_t index =
             index_mask_ != 0 ? position & index_mask_ : position % capacity_;
         return cells_ + static_cast<std::size_t>(index) * stride_;
+    }
+    // Whether the cell of `position` holds that position's item (its turn, loaded once). A
+    // waiter's re-check loads it seq_cst: its half of the pair with the sender's store.
+    bool ready(std::uint64_t position,
+               std::memory_order order = std::memory_order_acquire) const noexcept {
+        return ring_ref(turn_of(position)).load(order) == position + 1;
     }
 
     Status claim_slow(Claim& c, clock::time_point deadline, bool may_wait,
@@ -226,7 +243,8 @@ private:
                         const Segment* peers) noexcept;
     Status try_claim(Claim& c) noexcept;
     Status try_acquire(Claim& c) noexcept;
-    Status attempt_acquire(Claim& c) noexcept;
+    Status attempt_acquire(Claim& c, bool parking) noexcept;
+    bool counters_inconsistent() noexcept;
     Status corrupt() noexcept {
         mark_lost();
         return Status::peer_lost;
@@ -244,8 +262,9 @@ private:
     Status wait(std::uint32_t& parked, std::uint32_t& event, clock::time_point deadline,
                 Status busy, const Segment* peers, Attempt attempt) noexcept;
 
-    // The notifier's half of the pair (shared_ring_fence.hpp): the counter store, then the
-    // flag load; a flag found set is cleared by one notifier, which bumps the word and wakes.
+    // The notifier's half of the pair (shared_ring_fence.hpp): the store of the word the waiter
+    // re-checks (a turn or the head), then the flag load; a flag found set is cleared by one
+    // notifier, which bumps the word and wakes.
     [[gnu::always_inline]] void store_and_notify(std::uint64_t& counter, std::uint64_t value,
                                                  std::uint32_t& parked,
                                                  std::uint32_t& event) const noexcept {
@@ -278,8 +297,6 @@ private:
     std::uint64_t* high_water_ = nullptr; // see sample_depth_into
     RingFence fence_ = RingFence::unavailable; // this process's, when the handle was made
     Side sender_;
-    std::byte gap_[k_ring_line]{}; // no line holds both sides (the handle is not over-aligned)
-    Side receiver_;
 };
 
 inline SpscSharedRing SpscSharedRing::create(std::span<std::byte> memory, std::size_t capacity,
@@ -324,23 +341,25 @@ inline SpscSharedRing SpscSharedRing::attach(std::span<std::byte> memory, std::s
                                                            bool may_wait,
                                                            const Segment* peers) noexcept {
     return settle(control_->sender_parked, control_->slots_word, deadline, may_wait, Status::full,
-                  peers, [this, &c] { return try_claim(c); });
+                  peers, [this, &c](bool) { return try_claim(c); });
 }
 
 [[gnu::noinline]] inline Status SpscSharedRing::acquire_slow(Claim& c, clock::time_point deadline,
                                                              bool may_wait,
                                                              const Segment* peers) noexcept {
     return settle(control_->receiver_parked, control_->items_word, deadline, may_wait,
-                  Status::empty, peers, [this, &c] { return attempt_acquire(c); });
+                  Status::empty, peers,
+                  [this, &c](bool parking) { return attempt_acquire(c, parking); });
 }
 
 // A first attempt; only when it finds the ring `busy` (full / empty) and the caller may wait
-// and the deadline has not passed, the wait.
+// and the deadline has not passed, the wait. attempt(parking): `parking` is true for the
+// attempts of the park phase (the last look before each sleep).
 template <typename Attempt>
 Status SpscSharedRing::settle(std::uint32_t& parked, std::uint32_t& event,
                               clock::time_point deadline, bool may_wait, Status busy,
                               const Segment* peers, Attempt attempt) noexcept {
-    const Status first = attempt();
+    const Status first = attempt(false);
     if (first != busy || !may_wait) {
         return after_fast_failure(first, peers);
     }
@@ -375,26 +394,32 @@ inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
     return Status::ok;
 }
 
+// The receiver's attempt: the head, then its cell's turn. It does not read the tail, whose line
+// the sender writes at every publish.
 inline Status SpscSharedRing::try_acquire(Claim& c) noexcept {
     const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-    const std::uint64_t ready = receiver_.other - head;
-    if (ready == 0 || ready > capacity_) { // empty by the copy (or a stale copy)
-        const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_seq_cst);
-        if (tail - head > capacity_) {
-            return corrupt();
-        }
-        receiver_.other = tail;
-        if (tail == head) {
-            return Status::empty;
-        }
+    if (!ready(head, std::memory_order_seq_cst)) {
+        return Status::empty;
     }
     c = Claim{head, cell_at(head)};
     return Status::ok;
 }
 
-inline Status SpscSharedRing::attempt_acquire(Claim& c) noexcept {
+// The counters as a pair, loaded once each: more published than released plus capacity, or
+// more released than published, is no state of this ring's protocol (the tail is stored before
+// the turn, so the head never passes it).
+inline bool SpscSharedRing::counters_inconsistent() noexcept {
+    const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
+    const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
+    return tail - head > capacity_;
+}
+
+inline Status SpscSharedRing::attempt_acquire(Claim& c, bool parking) noexcept {
     if (lost()) {
         return Status::peer_lost;
+    }
+    if (parking && counters_inconsistent()) {
+        return corrupt();
     }
     if (const Status s = try_acquire(c); s != Status::empty || !stopped()) {
         return s;
@@ -413,7 +438,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
                             Status busy, const Segment* peers, Attempt attempt) noexcept {
     for (unsigned i = 0; i < ring_spin_limit(RingPolicy::spsc); ++i) {
         ferry::detail::cpu_relax();
-        if (const Status s = attempt(); s != busy) {
+        if (const Status s = attempt(false); s != busy) {
             return s;
         }
     }
@@ -423,7 +448,7 @@ Status SpscSharedRing::wait(std::uint32_t& parked, std::uint32_t& event, clock::
     for (;;) {
         const std::uint32_t key = ring_ref(event).load(std::memory_order_acquire);
         const bool fenced = raise_flag_then_fence(fence_, parked, 1); // the waiter's half
-        if (const Status s = attempt(); s != busy) {
+        if (const Status s = attempt(true); s != busy) {
             return s;
         }
         const auto now = clock::now();
