@@ -165,6 +165,20 @@ TEST_CASE("ipc channel: an spsc sender killed between claim and publish leaves n
     CHECK(channel->size() == 0);
 }
 
+TEST_CASE("ipc channel: an spsc sender killed inside publish, its turn not stored, delivers "
+          "nothing and is seen lost",
+          "[ipc]") {
+    // The receiver takes a cell by its turn, never by the published counter: a sender that
+    // stored the counter and died before the turn gave the receiver nothing to take.
+    const auto name = unique_name("publish-spsc");
+    auto channel = Small::create(name);
+    REQUIRE(channel);
+    Child child = helper({"publish-die-spsc", name});
+    CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
+    CHECK(ms_since(child.read_line()) < k_lost_ms);
+    CHECK(child.wait_exit() == k_killed);
+}
+
 TEST_CASE("ipc channel: a process killed holding the segment's lock blocks nobody", "[ipc]") {
     // The ring itself takes no lock. The segment file's flock (taken by open, and by the last
     // close to remove the name) is dropped by the kernel when its holder dies.

@@ -11,6 +11,9 @@
 //   die-when-blocked NAME     open Small, wait until a call is parked, print the time, SIGKILL
 //   claim-die NAME WAIT       open SmallShared's ring; WAIT=1: wait until a call is parked;
 //                             claim a cell, print the time, SIGKILL (never publishes)
+//   publish-die-spsc NAME     open Small's ring (spsc), wait until a call is parked, claim a
+//                             cell, write message 42, store the published counter as publish
+//                             does first, print the time, SIGKILL (before the cell's turn)
 //   claim-publish NAME        open SmallShared's ring, claim a cell, print "claimed", wait
 //                             until a call is parked, then write message 42 and publish it
 //   ring-stop-when-blocked NAME   as stop-when-blocked, on the ring directly
@@ -25,11 +28,13 @@
 
 #include "channel_support.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
+#include <new>
 #include <string>
 #include <sys/file.h>
 #include <unistd.h>
@@ -161,6 +166,33 @@ int ring_command(const std::string& command, const std::string& name, const std:
     return 4;
 }
 
+// publish-die-spsc: the first of an spsc publish's two stores (the published counter), written
+// through the segment as SpscSharedRing::publish writes it, and not the second (the turn).
+int publish_die_spsc(const std::string& name) {
+    auto raw = open_raw<Small>(name);
+    if (!raw) {
+        return report(raw.error());
+    }
+    auto& ring = raw->ring;
+    if (!wait_parked([&] { return ring.blocked(); })) {
+        return 4;
+    }
+    ipc_test::RingOf<Small>::Claim claim;
+    if (ring.claim(claim, std::chrono::steady_clock::time_point::max(), false, nullptr) !=
+        Status::ok) {
+        return 4;
+    }
+    const Message m = make_message(42, 1);
+    std::memcpy(claim.cell, &m, sizeof m);
+    auto* control = std::launder(
+        reinterpret_cast<ferry::ipc::detail::SpscControl*>(raw->segment.payload().data()));
+    std::atomic_ref<std::uint64_t>(control->tail)
+        .store(claim.position + 1, std::memory_order_release);
+    say(std::to_string(now_ns()));
+    std::raise(SIGKILL); // inside publish: the counter stored, the turn not
+    return 4;
+}
+
 ferry::ipc::detail::RingFence fence_named(const std::string& name) {
     using ferry::ipc::detail::RingFence;
     return name == "symmetric"     ? RingFence::symmetric
@@ -243,6 +275,9 @@ int main(int argc, char** argv) {
     }
     if (command == "ring-send-parked" && argc == 6) {
         return send_to_parked(name, argv[3], std::stoull(argv[4]), std::stoull(argv[5]));
+    }
+    if (command == "publish-die-spsc") {
+        return publish_die_spsc(name);
     }
     if (command == "claim-die-spsc") { // claim-die on Small's (spsc) ring
         return ring_command<Small>("claim-die", name, argc > 3 ? argv[3] : "");
