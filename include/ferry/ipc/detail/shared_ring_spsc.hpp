@@ -265,10 +265,10 @@ private:
     // The notifier's half of the pair (shared_ring_fence.hpp): the store of the word the waiter
     // re-checks (a turn or the head), then the flag load; a flag found set is cleared by one
     // notifier, which bumps the word and wakes.
-    [[gnu::always_inline]] void store_and_notify(std::uint64_t& counter, std::uint64_t value,
+    [[gnu::always_inline]] void store_and_notify(std::uint64_t& word, std::uint64_t value,
                                                  std::uint32_t& parked,
                                                  std::uint32_t& event) const noexcept {
-        if (store_then_load_flag(fence_, counter, value, parked) != 0) [[unlikely]] {
+        if (store_then_load_flag(fence_, word, value, parked) != 0) [[unlikely]] {
             wake_parked(parked, event);
         }
     }
