@@ -201,9 +201,8 @@ private:
     // The layout tag's version: an spsc channel's is its ring's format + 1 (version 1 was
     // Vyukov's ring for both policies; 2 SpscSharedRing with the seq_cst wake; 3 the asymmetric
     // wake; 4 a turn per cell), so a peer of an older build, whose waits would miss a wake or
-    // whose cells are laid out otherwise, is refused. An mpmc
-    // channel's is Vyukov's ring's format (2: small items packed next to their turns); the
-    // policy is in the hash as well.
+    // whose cells are laid out otherwise, is refused. An mpmc channel's is Vyukov's ring's
+    // format (2: small items packed next to their turns); the policy is in the hash as well.
     static constexpr std::uint32_t k_ring_format =
         Policy::multi_producer ? detail::k_ring_format : detail::k_spsc_ring_format + 1;
 
