@@ -35,6 +35,15 @@ std::int64_t ms_since_ns(std::int64_t stamp_ns) {
 std::int64_t ms_since(const std::string& stamp_ns) {
     return ms_since_ns(std::stoll(stamp_ns));
 }
+// A receive on `channel` (parked before the helper dies, or called after) answers peer_lost
+// within k_lost_ms of the time the helper printed just before its death, and the helper was
+// killed.
+template <typename ChannelType>
+void receive_sees_death(ChannelType& channel, Child& child) {
+    CHECK(channel.receive_for(k_bound).status() == Status::peer_lost);
+    CHECK(ms_since(child.read_line()) < k_lost_ms);
+    CHECK(child.wait_exit() == k_killed);
+}
 
 } // namespace
 
@@ -45,9 +54,7 @@ TEST_CASE("ipc channel: a receive blocked on an empty channel answers peer_lost 
     auto channel = Small::create(name);
     REQUIRE(channel);
     Child child = helper({"die-when-blocked", name}); // kills itself once we are parked
-    CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
-    CHECK(ms_since(child.read_line()) < k_lost_ms);
-    CHECK(child.wait_exit() == k_killed);
+    receive_sees_death(*channel, child);
     CHECK(channel->lost());
     CHECK(channel->try_send(make_message(0, 0)) == Status::peer_lost); // sticky
     REQUIRE(channel->close());
@@ -136,9 +143,7 @@ TEST_CASE("ipc channel: a sender killed between claim and publish does not hang 
     REQUIRE(channel);
     SECTION("the receiver was already parked") {
         Child child = helper({"claim-die", name, "1"});
-        CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
-        CHECK(ms_since(child.read_line()) < k_lost_ms);
-        CHECK(child.wait_exit() == k_killed);
+        receive_sees_death(*channel, child);
     }
     SECTION("the receiver comes later, and does not call the claimed head empty") {
         Child child = helper({"claim-die", name, "0"});
@@ -150,33 +155,23 @@ TEST_CASE("ipc channel: a sender killed between claim and publish does not hang 
     }
 }
 
-TEST_CASE("ipc channel: an spsc sender killed between claim and publish leaves nothing queued "
+TEST_CASE("ipc channel: an spsc sender killed before it stores its cell's turn delivers nothing "
           "and is seen lost",
           "[ipc]") {
-    // The spsc ring's claim is private until published: the receiver, parked first, learns of
-    // the death from the peers it watches, and the ring holds nothing.
-    const auto name = unique_name("claim-spsc");
+    // The receiver takes a cell by its turn, never by the published counter: parked first, it
+    // has nothing to take and learns of the death from the peers it watches.
+    const auto name = unique_name("die-spsc");
     auto channel = Small::create(name);
     REQUIRE(channel);
-    Child child = helper({"claim-die-spsc", name, "1"});
-    CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
-    CHECK(ms_since(child.read_line()) < k_lost_ms);
-    CHECK(child.wait_exit() == k_killed);
-    CHECK(channel->size() == 0);
-}
-
-TEST_CASE("ipc channel: an spsc sender killed inside publish, its turn not stored, delivers "
-          "nothing and is seen lost",
-          "[ipc]") {
-    // The receiver takes a cell by its turn, never by the published counter: a sender that
-    // stored the counter and died before the turn gave the receiver nothing to take.
-    const auto name = unique_name("publish-spsc");
-    auto channel = Small::create(name);
-    REQUIRE(channel);
-    Child child = helper({"publish-die-spsc", name});
-    CHECK(channel->receive_for(k_bound).status() == Status::peer_lost);
-    CHECK(ms_since(child.read_line()) < k_lost_ms);
-    CHECK(child.wait_exit() == k_killed);
+    SECTION("between claim and publish: nothing queued") {
+        Child child = helper({"claim-die-spsc", name, "1"});
+        receive_sees_death(*channel, child);
+        CHECK(channel->size() == 0);
+    }
+    SECTION("inside publish: the published counter stored, the turn not") {
+        Child child = helper({"publish-die-spsc", name});
+        receive_sees_death(*channel, child);
+    }
 }
 
 TEST_CASE("ipc channel: a process killed holding the segment's lock blocks nobody", "[ipc]") {
