@@ -131,15 +131,16 @@ public:
     // notifier's store (a waiter re-checks turns).
     void publish(const Claim& c) noexcept {
         ring_ref(control_->tail).store(c.position + 1, std::memory_order_release);
-        store_and_notify(turn_of(c.position), c.position + 1, control_->receiver_parked,
+        store_and_notify(turn_of(c.cell), c.position + 1, control_->receiver_parked,
                          control_->items_word);
     }
 
     Status acquire(Claim& c, clock::time_point deadline, bool may_wait,
                    const Segment* peers) noexcept {
         const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-        if ((load_state() & k_lost) == 0 && ready(head)) [[likely]] {
-            c = Claim{head, cell_at(head)};
+        std::byte* const cell = cell_at(head);
+        if ((load_state() & k_lost) == 0 && holds(cell, head)) [[likely]] {
+            c = Claim{head, cell};
             return Status::ok;
         }
         return acquire_slow(c, deadline, may_wait, peers);
@@ -217,24 +218,21 @@ private:
         return ring_ref(control_->state).load(std::memory_order_acquire);
     }
 
-    // The cell of `position`, from the private capacity and stride only (a mask when the
-    // capacity is a power of two, else a division).
+    // The item bytes of `position`'s cell, from the private capacity and stride only (a mask
+    // when the capacity is a power of two, else a division); its turn is the word before them.
     std::byte* cell_at(std::uint64_t position) const noexcept {
-        return slot_at(position) + k_turn_bytes;
-    }
-    std::uint64_t& turn_of(std::uint64_t position) const noexcept {
-        return *std::launder(reinterpret_cast<std::uint64_t*>(slot_at(position)));
-    }
-    std::byte* slot_at(std::uint64_t position) const noexcept {
         const std::uint64_t index =
             index_mask_ != 0 ? position & index_mask_ : position % capacity_;
-        return cells_ + static_cast<std::size_t>(index) * stride_;
+        return cells_ + static_cast<std::size_t>(index) * stride_ + k_turn_bytes;
     }
-    // Whether the cell of `position` holds that position's item (its turn, loaded once). A
-    // waiter's re-check loads it seq_cst: its half of the pair with the sender's store.
-    bool ready(std::uint64_t position,
-               std::memory_order order = std::memory_order_acquire) const noexcept {
-        return ring_ref(turn_of(position)).load(order) == position + 1;
+    static std::uint64_t& turn_of(std::byte* cell) noexcept {
+        return *std::launder(reinterpret_cast<std::uint64_t*>(cell - k_turn_bytes));
+    }
+    // Whether `cell` (position's) holds that position's item: its turn, loaded once. A waiter's
+    // re-check loads it seq_cst: its half of the pair with the sender's store.
+    static bool holds(std::byte* cell, std::uint64_t position,
+                      std::memory_order order = std::memory_order_acquire) noexcept {
+        return ring_ref(turn_of(cell)).load(order) == position + 1;
     }
 
     Status claim_slow(Claim& c, clock::time_point deadline, bool may_wait,
@@ -242,9 +240,8 @@ private:
     Status acquire_slow(Claim& c, clock::time_point deadline, bool may_wait,
                         const Segment* peers) noexcept;
     Status try_claim(Claim& c) noexcept;
-    Status try_acquire(Claim& c) noexcept;
+    Status try_acquire(Claim& c, bool parking) noexcept;
     Status attempt_acquire(Claim& c, bool parking) noexcept;
-    bool counters_inconsistent() noexcept;
     Status corrupt() noexcept {
         mark_lost();
         return Status::peer_lost;
@@ -395,38 +392,33 @@ inline Status SpscSharedRing::try_claim(Claim& c) noexcept {
 }
 
 // The receiver's attempt: the head, then its cell's turn. It does not read the tail, whose line
-// the sender writes at every publish.
-inline Status SpscSharedRing::try_acquire(Claim& c) noexcept {
+// the sender writes at every publish — except when `parking` (the last look before a sleep):
+// then it first checks the counters as a pair, with the same load of the head. More published
+// than released plus capacity, or more released than published, is no state of this ring's
+// protocol (the tail is stored before the turn, so the head never passes it).
+inline Status SpscSharedRing::try_acquire(Claim& c, bool parking) noexcept {
     const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-    if (!ready(head, std::memory_order_seq_cst)) {
+    if (parking && ring_ref(control_->tail).load(std::memory_order_acquire) - head > capacity_) {
+        return corrupt();
+    }
+    std::byte* const cell = cell_at(head);
+    if (!holds(cell, head, std::memory_order_seq_cst)) {
         return Status::empty;
     }
-    c = Claim{head, cell_at(head)};
+    c = Claim{head, cell};
     return Status::ok;
-}
-
-// The counters as a pair, loaded once each: more published than released plus capacity, or
-// more released than published, is no state of this ring's protocol (the tail is stored before
-// the turn, so the head never passes it).
-inline bool SpscSharedRing::counters_inconsistent() noexcept {
-    const std::uint64_t head = ring_ref(control_->head).load(std::memory_order_acquire);
-    const std::uint64_t tail = ring_ref(control_->tail).load(std::memory_order_acquire);
-    return tail - head > capacity_;
 }
 
 inline Status SpscSharedRing::attempt_acquire(Claim& c, bool parking) noexcept {
     if (lost()) {
         return Status::peer_lost;
     }
-    if (parking && counters_inconsistent()) {
-        return corrupt();
-    }
-    if (const Status s = try_acquire(c); s != Status::empty || !stopped()) {
+    if (const Status s = try_acquire(c, parking); s != Status::empty || !stopped()) {
         return s;
     }
     // Stopped: once more, so a cell published before stop() but after the first try is still
     // delivered; then stopped.
-    const Status again = try_acquire(c);
+    const Status again = try_acquire(c, false);
     return again == Status::empty ? Status::stopped : again;
 }
 
