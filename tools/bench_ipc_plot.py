@@ -45,6 +45,12 @@ COMPARISONS = [
     Comparison("dataset", "ferry_copy", "raw_two_copy",
                "MessageChannel copying path between processes vs a raw two-copy pipeline in shm (4 slots)",
                "bytes_per_second", "higher", 0.9, "GiB/s"),
+    # An A/A control: the raw two-copy pipeline registered twice, paired within the round like
+    # every row. Its share of pairs at 0.9x or more is what this machine's pairs resolve for two
+    # transports that do the same work: a row level with its baseline cannot do better.
+    Comparison("dataset", "raw_two_copy_again", "raw_two_copy",
+               "A/A control: the raw two-copy pipeline vs itself, same round (the pairs' noise floor)",
+               "bytes_per_second", "higher", 0.9, "GiB/s"),
     Comparison("dataset", "ferry_copy", "memcpy", "MessageChannel copying path between processes vs one memcpy (scale)",
                "bytes_per_second", "higher", None, "GiB/s"),
     # The loan is judged against the raw pipeline that does what it does (one write of each

@@ -1,7 +1,7 @@
 // Data-set throughput (bytes per second) at 64 KiB and 4 MiB per message:
 //   dataset/memcpy/S  one memcpy of S bytes per message, one process, the same source and
 //                     destination each time: the least work a copying transport does per
-//                     message (the baseline of the copying path's ≥ 0.8x target). Both
+//                     message (a scale for the copying path, no target). Both
 //                     buffers start on a page: from malloc's 16-byte-aligned blocks the same
 //                     memcpy ran at 1.7 GB/s instead of 40 GB/s at 64 KiB on the bench VM
 //                     (glibc's `rep movsb` on that AMD CPU with source and destination 16 bytes
@@ -17,6 +17,12 @@
 //                     raw_two_copy, in the same run, is the ceiling of ferry_loan / ferry_copy:
 //                     both sides copy at once on their own cores, so dropping the second copy
 //                     shortens the pipeline only where the copies do not already overlap.
+//   dataset/raw_two_copy_again/S  raw_two_copy once more, under its own name, in the same round:
+//                     an A/A control. Its ratio to raw_two_copy is what the pairs of this
+//                     machine read for two transports that are the same, i.e. how many pairs of
+//                     a transport level with its baseline fall under 0.9x by noise alone
+//                     (docs/performance/ipc.md, "The copying path at 4 MiB: level with its
+//                     baseline").
 // k_dataset_bytes per repetition at either size, so each size takes about as long. ferry's rows
 // (MessageChannel copying and loan paths) are in dataset_ferry.cpp.
 #include "messages.hpp"
@@ -124,6 +130,14 @@ BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, true)
     ->Iterations(1);
 BENCHMARK_TEMPLATE(dataset_raw_pipeline, 4 * 1024 * 1024, true)
     ->Name("dataset/raw_two_copy/4MiB")
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, true)
+    ->Name("dataset/raw_two_copy_again/64KiB")
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK_TEMPLATE(dataset_raw_pipeline, 4 * 1024 * 1024, true)
+    ->Name("dataset/raw_two_copy_again/4MiB")
     ->UseManualTime()
     ->Iterations(1);
 BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, false)
