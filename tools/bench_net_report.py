@@ -73,6 +73,13 @@ COMPARISONS = [
                "bytes_per_second", "higher", 0.9, "GiB/s"),
     Comparison("bandwidth", "ferry_loan_sched_batch", "raw_am_addr", "MessageSender bandwidth, loaned buffers, progress threads on SCHED_BATCH, vs raw AM in place, same kind of endpoint",
                "bytes_per_second", "higher", 0.9, "GiB/s"),
+    # A/A controls: the two 4 MiB baselines registered twice, paired within the round like every
+    # row: the share of their pairs at 0.9x or more is what this machine's pairs resolve for
+    # two transports that do the same work (docs/performance/net.md, A/A controls).
+    Comparison("bandwidth", "raw_am_addr_again", "raw_am_addr", "A/A control: raw AM filling its slot in place vs itself, same round (the pairs' noise floor)",
+               "bytes_per_second", "higher", 0.9, "GiB/s"),
+    Comparison("bandwidth", "raw_am_copy_again", "raw_am_copy", "A/A control: raw AM that copies vs itself, same round (the pairs' noise floor)",
+               "bytes_per_second", "higher", 0.9, "GiB/s"),
     Comparison("bandwidth", "ferry", "raw_am_addr", "MessageSender::send(bytes) (one copy) vs raw AM filling its slot in place (no copy)",
                "bytes_per_second", "higher", None, "GiB/s"),
     Comparison("bandwidth", "ferry_dataset", "raw_am_addr", "Dataset channel (one copy) vs raw AM filling its slot in place (no copy)",

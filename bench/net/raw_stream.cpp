@@ -15,6 +15,11 @@
 //                          stamped in it) and copied into its slot before ucp_am_send_nbx, so
 //                          the buffer is free again when the call returns, as it is after
 //                          MessageSender::send(bytes) and send(Dataset)
+//   bandwidth/raw_am_addr_again/4MiB, bandwidth/raw_am_copy_again/4MiB  the two 4 MiB
+//                          baselines once more under their own names, in the same round: A/A
+//                          controls, whose ratio to the first shows how many pairs of two equal
+//                          transports fall under 0.9x by noise alone (docs/performance/net.md,
+//                          "A/A controls")
 // Raw UCX has no flow control (unexpected messages are buffered without bound), so the sender
 // keeps at most `window` messages unconsumed: the peer returns a credit (an AM carrying its
 // count) every window / 4 messages consumed, and the sender waits for credit before going
@@ -335,6 +340,8 @@ FERRY_NET_ADDR_STREAM(raw_am_addr, 64KiB, 64 << 10, Fill::in_place);
 FERRY_NET_ADDR_STREAM(raw_am_addr, 4MiB, 4 << 20, Fill::in_place);
 FERRY_NET_ADDR_STREAM(raw_am_copy, 64KiB, 64 << 10, Fill::copied);
 FERRY_NET_ADDR_STREAM(raw_am_copy, 4MiB, 4 << 20, Fill::copied);
+FERRY_NET_ADDR_STREAM(raw_am_addr_again, 4MiB, 4 << 20, Fill::in_place);
+FERRY_NET_ADDR_STREAM(raw_am_copy_again, 4MiB, 4 << 20, Fill::copied);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 64KiB, 64 << 10, false, spin);
 FERRY_NET_STREAM(bandwidth, raw_am_spin, 4MiB, 4 << 20, false, spin);
 } // namespace
