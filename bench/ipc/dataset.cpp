@@ -124,30 +124,18 @@ void dataset_raw_pipeline(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<std::int64_t>(messages * S) * state.iterations());
 }
 
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, true)
-    ->Name("dataset/raw_two_copy/64KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 4 * 1024 * 1024, true)
-    ->Name("dataset/raw_two_copy/4MiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, true)
-    ->Name("dataset/raw_two_copy_again/64KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 4 * 1024 * 1024, true)
-    ->Name("dataset/raw_two_copy_again/4MiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 64 * 1024, false)
-    ->Name("dataset/raw_one_copy/64KiB")
-    ->UseManualTime()
-    ->Iterations(1);
-BENCHMARK_TEMPLATE(dataset_raw_pipeline, 4 * 1024 * 1024, false)
-    ->Name("dataset/raw_one_copy/4MiB")
-    ->UseManualTime()
-    ->Iterations(1);
+#define FERRY_IPC_RAW_PIPELINE(side, bytes, label, copy_out)                                       \
+    BENCHMARK_TEMPLATE(dataset_raw_pipeline, bytes, copy_out)                                      \
+        ->Name("dataset/" side "/" label)                                                          \
+        ->UseManualTime()                                                                          \
+        ->Iterations(1)
+
+FERRY_IPC_RAW_PIPELINE("raw_two_copy", 64 * 1024, "64KiB", true);
+FERRY_IPC_RAW_PIPELINE("raw_two_copy", 4 * 1024 * 1024, "4MiB", true);
+FERRY_IPC_RAW_PIPELINE("raw_two_copy_again", 64 * 1024, "64KiB", true);
+FERRY_IPC_RAW_PIPELINE("raw_two_copy_again", 4 * 1024 * 1024, "4MiB", true);
+FERRY_IPC_RAW_PIPELINE("raw_one_copy", 64 * 1024, "64KiB", false);
+FERRY_IPC_RAW_PIPELINE("raw_one_copy", 4 * 1024 * 1024, "4MiB", false);
 BENCHMARK_TEMPLATE(dataset_memcpy, 64 * 1024)
     ->Name("dataset/memcpy/64KiB")
     ->UseRealTime()
