@@ -110,7 +110,7 @@ def main(argv):
         print(bench.table(rows))
         print()
         print(note)
-        bench.plot(rows, out_dir, "ipc.png", width=20)  # 14 rows: room for their labels
+        bench.plot(rows, out_dir, "ipc.png", width=20)  # a bar per row: room for their labels
     else:
         print("No ferry rows in this run: the baselines' own figures only.")
     print()
